@@ -16,6 +16,7 @@ inline constexpr size_t max_options = 26;
 inline constexpr size_t max_name_characters = 256;
 inline constexpr size_t max_text_characters = 16384;
 inline constexpr size_t max_prompt_tokens = 4096;
+inline constexpr size_t max_body_bytes = 8 * 1024 * 1024;  // larger bodies get 413
 
 struct choice_question {
   std::string name;                 // the question's key in `questions`
