@@ -26,6 +26,7 @@ struct json_value {
 
   // The member named `key`, or nullptr (objects only).
   const json_value* find(std::string_view key) const;
+  json_value* find(std::string_view key);
 };
 
 struct json_member {
@@ -35,6 +36,12 @@ struct json_member {
 
 inline const json_value* json_value::find(std::string_view key) const {
   for (const auto& member : members)
+    if (member.key == key) return &member.value;
+  return nullptr;
+}
+
+inline json_value* json_value::find(std::string_view key) {
+  for (auto& member : members)
     if (member.key == key) return &member.value;
   return nullptr;
 }

@@ -88,7 +88,7 @@ outcome<choice_question> validate_question(const json_member& entry) {
 
 }  // namespace
 
-outcome<decision_request> validate_request(const json_value& body) {
+outcome<decision_request> validate_request(json_value body) {
   bool shape_ok = body.is_object() && body.members.size() == 3 && body.find("model") &&
                   body.find("state") && body.find("questions");
   if (!shape_ok) return unprocessable("request must contain model, state and questions only");
@@ -107,12 +107,12 @@ outcome<decision_request> validate_request(const json_value& body) {
     request.questions.push_back(std::move(*question));
   }
 
-  const json_value& state = *body.find("state");
+  json_value& state = *body.find("state");
   if (!state.is_object() || state.members.size() != 1 || state.members[0].key != "image")
     return unprocessable("state must contain exactly one image data URL");
-  const json_value& image = state.members[0].value;
+  json_value& image = state.members[0].value;
   if (!image.is_string()) return unprocessable("state.image must be a PNG/JPEG base64 data URL");
-  request.image_data_url = image.text;
+  request.image_data_url = std::move(image.text);
   return request;
 }
 

@@ -8,7 +8,8 @@
 namespace cua_s1 {
 
 // Validates a parsed body (a JSON object) up to and including the `state` shape; the image
-// itself is checked afterwards by the codec (decode_image_data_url).
-outcome<decision_request> validate_request(const json_value& body);
+// itself is checked afterwards by the codec (decode_image_data_url). Takes the body by value
+// so that a caller can move it in and the (large) image string is not copied.
+outcome<decision_request> validate_request(json_value body);
 
 }  // namespace cua_s1
