@@ -1,0 +1,36 @@
+// The model backend interface shared by the CPU reference backend and the CUDA backend.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/outcome.hpp"
+#include "prep/request_preparer.hpp"
+
+namespace cua_s1 {
+
+// Letter logits of one question: logits[i] is the fp32 logit of letter i (A, B, ...), read from
+// the final-norm hidden state at the last prompt position and the tied embedding rows of
+// prepared_question::letter_ids (spec/contract.md section 9).
+struct question_logits {
+  std::vector<float> logits;
+};
+
+// Runs the vision encoder once per request and one prefill per question. Implementations are
+// not required to be thread-safe: the runtime gives each backend instance to one executor.
+//
+// Shaped for where performance goes next (DESIGN.md "Backends"): the request carries every
+// question, so a backend may encode the image once, share the identical prefix (system prompt +
+// image tokens) between questions, and pack several requests into one launch later.
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  // Letter logits for every question of `request`, in question order; a failure is status 500.
+  virtual outcome<std::vector<question_logits>> run(const prepared_request& request) = 0;
+
+  // A short description for logs and /health, e.g. "cpu (8 threads)".
+  virtual std::string description() const = 0;
+};
+
+}  // namespace cua_s1
