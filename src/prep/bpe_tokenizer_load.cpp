@@ -1,0 +1,232 @@
+// Loading and validating tokenizer.json into a bpe_tokenizer.
+#include <atomic>
+#include <boost/json.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "prep/bpe_tokenizer.hpp"
+#include "prep/byte_level.hpp"
+#include "prep/nfc.hpp"
+#include "prep/qwen_pretokenizer.hpp"
+#include "prep/utf8.hpp"
+
+namespace cua_s1 {
+namespace json = boost::json;
+namespace {
+
+std::atomic<uint64_t> next_instance_id{1};
+
+// Thrown inside the loader only; turned into a failure at the boundary.
+struct load_error {
+  std::string what;
+};
+
+[[noreturn]] void fail(std::string what) { throw load_error{std::move(what)}; }
+
+const json::value& member(const json::object& obj, std::string_view key, std::string_view where) {
+  const auto* v = obj.if_contains(key);
+  if (!v) fail(std::string(where) + " has no \"" + std::string(key) + "\"");
+  return *v;
+}
+
+const json::object& as_object(const json::value& v, std::string_view where) {
+  if (!v.is_object()) fail(std::string(where) + " is not an object");
+  return v.get_object();
+}
+
+std::string_view as_string(const json::value& v, std::string_view where) {
+  if (!v.is_string()) fail(std::string(where) + " is not a string");
+  return v.get_string();
+}
+
+bool optional_bool(const json::object& obj, std::string_view key, bool fallback,
+                   std::string_view where) {
+  const auto* v = obj.if_contains(key);
+  if (!v || v->is_null()) return fallback;
+  if (!v->is_bool()) fail(std::string(where) + "." + std::string(key) + " is not a boolean");
+  return v->get_bool();
+}
+
+// True when key is absent, null or "".
+bool empty_string_or_null(const json::object& obj, std::string_view key) {
+  const auto* v = obj.if_contains(key);
+  return !v || v->is_null() || (v->is_string() && v->get_string().empty());
+}
+
+std::string spell(uint32_t cp) {
+  std::string s;
+  utf8::append(s, cp);
+  return s;
+}
+
+void check_normalizer(const json::value& v, bool& nfc) {
+  if (v.is_null()) return;
+  const auto& obj = as_object(v, "normalizer");
+  const auto type = as_string(member(obj, "type", "normalizer"), "normalizer.type");
+  if (type != "NFC") fail("unsupported normalizer type \"" + std::string(type) + "\" (only NFC)");
+  nfc = true;
+}
+
+void check_pre_tokenizer(const json::value& v) {
+  const std::string expected = "a Sequence of Split(Qwen3.5 regex) and ByteLevel";
+  if (v.is_null()) fail("pre_tokenizer is null; expected " + expected);
+  const auto& obj = as_object(v, "pre_tokenizer");
+  const auto type = as_string(member(obj, "type", "pre_tokenizer"), "pre_tokenizer.type");
+  const auto* list = obj.if_contains("pretokenizers");
+  if (type != "Sequence" || !list || !list->is_array() || list->get_array().size() != 2) {
+    fail("unsupported pre_tokenizer \"" + std::string(type) + "\"; expected " + expected);
+  }
+  const auto& split = as_object(list->get_array()[0], "pre_tokenizer[0]");
+  if (as_string(member(split, "type", "pre_tokenizer[0]"), "type") != "Split") {
+    fail("unsupported pre_tokenizer[0]; expected Split");
+  }
+  const auto& pattern = as_object(member(split, "pattern", "Split"), "Split.pattern");
+  const auto* regex = pattern.if_contains("Regex");
+  if (!regex || !regex->is_string()) fail("Split.pattern is not a Regex");
+  if (regex->get_string() != k_qwen35_split_regex) {
+    fail("unsupported Split regex \"" + std::string(regex->get_string()) +
+         "\" (only the Qwen3.5 pattern is implemented)");
+  }
+  const auto behavior = as_string(member(split, "behavior", "Split"), "Split.behavior");
+  if (behavior != "Isolated") fail("unsupported Split behavior \"" + std::string(behavior) + "\"");
+  if (optional_bool(split, "invert", false, "Split")) fail("unsupported Split invert=true");
+  const auto& byte_level = as_object(list->get_array()[1], "pre_tokenizer[1]");
+  if (as_string(member(byte_level, "type", "pre_tokenizer[1]"), "type") != "ByteLevel") {
+    fail("unsupported pre_tokenizer[1]; expected ByteLevel");
+  }
+  if (optional_bool(byte_level, "add_prefix_space", true, "ByteLevel")) {
+    fail("unsupported ByteLevel add_prefix_space=true");
+  }
+  if (optional_bool(byte_level, "use_regex", true, "ByteLevel")) {
+    fail("unsupported ByteLevel use_regex=true");
+  }
+}
+
+}  // namespace
+
+outcome<bpe_tokenizer> bpe_tokenizer::load_file(const std::string& tokenizer_json_path) {
+  std::ifstream in(tokenizer_json_path, std::ios::binary);
+  if (!in) return failure{500, "tokenizer.json '" + tokenizer_json_path + "': cannot open file"};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (!in && !in.eof()) {
+    return failure{500, "tokenizer.json '" + tokenizer_json_path + "': read error"};
+  }
+  return load_json(buffer.view(), tokenizer_json_path);
+}
+
+outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
+                                                const std::string& origin) {
+  const std::string prefix = "tokenizer.json '" + origin + "': ";
+  json::monotonic_resource memory;
+  boost::system::error_code ec;
+  const json::value root = json::parse(json_text, ec, &memory);
+  if (ec) return failure{500, prefix + "not valid JSON (" + ec.message() + ")"};
+  try {
+    bpe_tokenizer tok;
+    tok.instance_id_ = next_instance_id.fetch_add(1);
+    const auto& top = as_object(root, "the document");
+    const auto& model = as_object(member(top, "model", "the document"), "model");
+    const auto type = as_string(member(model, "type", "model"), "model.type");
+    if (type != "BPE") fail("unsupported model type \"" + std::string(type) + "\" (only BPE)");
+    if (const auto* d = model.if_contains("dropout"); d && !d->is_null()) {
+      fail("unsupported BPE dropout");
+    }
+    if (!empty_string_or_null(model, "continuing_subword_prefix") ||
+        !empty_string_or_null(model, "end_of_word_suffix")) {
+      fail("unsupported BPE continuing_subword_prefix / end_of_word_suffix");
+    }
+    if (optional_bool(model, "byte_fallback", false, "model")) fail("unsupported byte_fallback");
+    tok.ignore_merges_ = optional_bool(model, "ignore_merges", false, "model");
+
+    const auto& vocab = as_object(member(model, "vocab", "model"), "model.vocab");
+    tok.vocab_.reset(vocab.size());
+    for (const auto& kv : vocab) {
+      if (!kv.value().is_int64() || kv.value().get_int64() < 0 ||
+          kv.value().get_int64() > INT32_MAX) {
+        fail("vocab entry \"" + std::string(kv.key()) + "\" has no valid id");
+      }
+      tok.vocab_.insert(kv.key(), static_cast<int32_t>(kv.value().get_int64()));
+    }
+    for (uint32_t b = 0; b < 256; ++b) {
+      tok.byte_spellings_[b] = spell(k_byte_level_alphabet[b]);
+      tok.byte_ids_[b] = tok.vocab_.find(tok.byte_spellings_[b]);
+      if (tok.byte_ids_[b] < 0) {
+        fail("vocab lacks the byte-level token of byte " + std::to_string(b));
+      }
+    }
+
+    const auto& merges_value = member(model, "merges", "model");
+    if (!merges_value.is_array()) fail("model.merges is not an array");
+    const auto& merges = merges_value.get_array();
+    tok.merges_ = merge_table(merges.size());
+    std::string joined;
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+      std::string_view left, right;
+      const auto& m = merges[rank];
+      if (m.is_array() && m.get_array().size() == 2 && m.get_array()[0].is_string() &&
+          m.get_array()[1].is_string()) {
+        left = m.get_array()[0].get_string();
+        right = m.get_array()[1].get_string();
+      } else if (m.is_string()) {
+        const std::string_view s = m.get_string();
+        const size_t space = s.find(' ');
+        if (space == std::string_view::npos) fail("merge " + std::to_string(rank) + " malformed");
+        left = s.substr(0, space);
+        right = s.substr(space + 1);
+      } else {
+        fail("merge " + std::to_string(rank) + " is neither a pair nor a string");
+      }
+      joined.assign(left);
+      joined.append(right);
+      const int32_t a = tok.vocab_.find(left), b = tok.vocab_.find(right);
+      const int32_t merged = tok.vocab_.find(joined);
+      if (a < 0 || b < 0 || merged < 0) {
+        fail("merge " + std::to_string(rank) + " (\"" + std::string(left) + "\", \"" +
+             std::string(right) + "\") uses a token outside the vocab");
+      }
+      tok.merges_.insert(a, b, {static_cast<uint32_t>(rank), merged});
+    }
+
+    check_normalizer(top.contains("normalizer") ? top.at("normalizer") : json::value(), tok.nfc_);
+    check_pre_tokenizer(top.contains("pre_tokenizer") ? top.at("pre_tokenizer") : json::value());
+
+    if (const auto* list = top.if_contains("added_tokens"); list && !list->is_null()) {
+      if (!list->is_array()) fail("added_tokens is not an array");
+      tok.added_ids_.reset(list->get_array().size());
+      for (const auto& item : list->get_array()) {
+        const auto& obj = as_object(item, "added token");
+        added_token t;
+        const auto& id = member(obj, "id", "added token");
+        if (!id.is_int64() || id.get_int64() < 0 || id.get_int64() > INT32_MAX) {
+          fail("added token has no valid id");
+        }
+        t.id = static_cast<int32_t>(id.get_int64());
+        t.content = std::string(as_string(member(obj, "content", "added token"), "content"));
+        const std::string where = "added token \"" + t.content + "\"";
+        if (optional_bool(obj, "single_word", false, where)) {
+          fail(where + " uses single_word=true, which is not supported");
+        }
+        t.lstrip = optional_bool(obj, "lstrip", false, where);
+        t.rstrip = optional_bool(obj, "rstrip", false, where);
+        t.normalized = optional_bool(obj, "normalized", true, where);
+        t.special = optional_bool(obj, "special", false, where);
+        if (t.normalized) {
+          const std::string spelled = tok.nfc_ ? nfc_normalize(t.content) : t.content;
+          tok.normalized_matcher_.add(spelled, t.id, t.lstrip, t.rstrip);
+        } else {
+          tok.raw_matcher_.add(t.content, t.id, t.lstrip, t.rstrip);
+        }
+        tok.added_ids_.insert(t.content, t.id);
+        tok.added_.push_back(std::move(t));
+      }
+    }
+    return tok;
+  } catch (const load_error& e) {
+    return failure{500, prefix + e.what};
+  } catch (const std::exception& e) {
+    return failure{500, prefix + e.what()};
+  }
+}
+
+}  // namespace cua_s1
