@@ -41,7 +41,7 @@ class added_token_matcher {
     bool lstrip;
     bool rstrip;
   };
-  std::vector<entry> tokens_;              // sorted by first byte, then longest first
+  std::vector<entry> tokens_;  // sorted by first byte, then longest first
   std::vector<uint32_t> first_begin_ = std::vector<uint32_t>(257, 0);  // per first byte
   bool first_byte_[256] = {};
 };

@@ -108,7 +108,8 @@ void bpe_tokenizer::encode_word(std::string_view word, std::vector<int32_t>& out
   }
   const size_t before = out.size();
   bpe_merge_word(word, byte_ids_, merges_, state.scratch, out);
-  state.cache.insert(hash, word, std::span<const int32_t>(out.data() + before, out.size() - before));
+  state.cache.insert(hash, word,
+                     std::span<const int32_t>(out.data() + before, out.size() - before));
 }
 
 std::optional<int32_t> bpe_tokenizer::token_to_id(std::string_view token) const {

@@ -18,10 +18,9 @@ constexpr uint32_t s_count = l_count * n_count;
 uint8_t ccc_of(uint32_t cp) {
   if (cp == utf8::invalid) return 0;
   const auto* end = unicode::k_ccc + unicode::k_ccc_size;
-  const auto* it = std::lower_bound(unicode::k_ccc, end, cp,
-                                    [](const unicode::ccc_entry& e, uint32_t c) {
-                                      return e.code_point < c;
-                                    });
+  const auto* it =
+      std::lower_bound(unicode::k_ccc, end, cp,
+                       [](const unicode::ccc_entry& e, uint32_t c) { return e.code_point < c; });
   return it != end && it->code_point == cp ? it->ccc : 0;
 }
 
@@ -35,10 +34,9 @@ void decompose(uint32_t cp, std::vector<uint32_t>& out) {
     return;
   }
   const auto* end = unicode::k_decompositions + unicode::k_decompositions_size;
-  const auto* it = std::lower_bound(unicode::k_decompositions, end, cp,
-                                    [](const unicode::decomposition_entry& e, uint32_t c) {
-                                      return e.code_point < c;
-                                    });
+  const auto* it = std::lower_bound(
+      unicode::k_decompositions, end, cp,
+      [](const unicode::decomposition_entry& e, uint32_t c) { return e.code_point < c; });
   if (it != end && it->code_point == cp) {
     out.insert(out.end(), unicode::k_decomposition_data + it->offset,
                unicode::k_decomposition_data + it->offset + it->length);

@@ -70,7 +70,8 @@ size_t contraction_length(std::string_view text, size_t pos) {
   p += a.length;
   if (p >= text.size()) return 0;
   const ch b = char_at(text, p);
-  if ((folds_to(a.cp, 'r') && folds_to(b.cp, 'e')) || (folds_to(a.cp, 'v') && folds_to(b.cp, 'e')) ||
+  if ((folds_to(a.cp, 'r') && folds_to(b.cp, 'e')) ||
+      (folds_to(a.cp, 'v') && folds_to(b.cp, 'e')) ||
       (folds_to(a.cp, 'l') && folds_to(b.cp, 'l'))) {
     return 1 + a.length + b.length;
   }

@@ -8,10 +8,10 @@ namespace cua_s1::unicode {
 
 // Per-code-point flags, as tokenizers 0.23.2 (Oniguruma regex, its NFC tables) sees them.
 enum : uint8_t {
-  flag_letter = 1,        // \p{L}
-  flag_mark = 2,          // \p{M}
-  flag_number = 4,        // \p{N}
-  flag_space = 8,         // \s
+  flag_letter = 1,          // \p{L}
+  flag_mark = 2,            // \p{M}
+  flag_number = 4,          // \p{N}
+  flag_space = 8,           // \s
   flag_nfc_sensitive = 16,  // may change under NFC (decomposes, ccc > 0 or composes with previous)
 };
 

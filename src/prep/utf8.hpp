@@ -29,8 +29,8 @@ inline decoded decode(std::string_view text, size_t pos) {
     const uint32_t cp = ((b0 & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
     if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) return {cp, 3};
   } else if (b0 >= 0xF0 && b0 < 0xF5 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t cp = ((b0 & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) |
-                        (s[3] & 0x3Fu);
+    const uint32_t cp =
+        ((b0 & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
     if (cp >= 0x10000 && cp < 0x110000) return {cp, 4};
   }
   return {invalid, 1};
