@@ -1,0 +1,159 @@
+// PNG decoding against Pillow 11.3.0 fixtures, the PNG rejection paths, and a mutation fuzz loop.
+#define BOOST_TEST_MODULE codec_png
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "codec/image_decoder.hpp"
+#include "codec/png_header.hpp"
+#include "codec_test_support.hpp"
+
+using namespace cua_s1;
+using namespace codec_test;
+
+namespace {
+
+// Runs one manifest case through the data URL entry point and checks status, detail, size, hash.
+void check_case(const fixture_case& c) {
+  BOOST_TEST_CONTEXT(c.name) {
+    const auto bytes = read_file(fixture_dir() + "/" + c.file);
+    const auto result = decode_image_data_url(data_url(c.mime, bytes));
+    if (c.note == "divergence") {
+      // Documented: Pillow keeps the rows after an early, clean zlib end black; we refuse.
+      BOOST_TEST(!result.ok());
+      return;
+    }
+    if (c.status == 200) {
+      BOOST_TEST_REQUIRE(result.ok(), (result.ok() ? "" : result.error().detail));
+      BOOST_TEST(result->width == c.width);
+      BOOST_TEST(result->height == c.height);
+      BOOST_TEST(result->pixels.size() == size_t{c.width} * c.height * 3);
+      BOOST_TEST(sha256_hex(result->pixels) == c.sha256);
+    } else {
+      BOOST_TEST_REQUIRE(!result.ok());
+      BOOST_TEST(result.error().status == c.status);
+      BOOST_TEST(result.error().detail == c.detail);
+    }
+    // The raw-bytes entry point agrees with the data URL one.
+    const auto direct = decode_image(bytes, c.mime == "png" ? image_mime::png : image_mime::jpeg);
+    BOOST_TEST(direct.ok() == result.ok());
+  }
+}
+
+bool is_png_case(const fixture_case& c) {
+  return c.file.ends_with(".png") || c.name.starts_with("apng") || c.mime == "png";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(png_fixtures_match_pillow) {
+  const auto cases = load_manifest();
+  size_t checked = 0;
+  for (const auto& c : cases) {
+    if (!is_png_case(c) || c.file.ends_with(".jpg")) continue;
+    check_case(c);
+    ++checked;
+  }
+  BOOST_TEST(checked >= 100u);
+}
+
+BOOST_AUTO_TEST_CASE(png_contract_oracles) {
+  // contract 7.1: L16 [100, 1000, 65535] -> 100, 255, 255; LA16 / RGBA16 keep the high byte.
+  auto l16 = decode_image(read_file(fixture_dir() + "/png_l16_values.png"), image_mime::png);
+  BOOST_TEST_REQUIRE(l16.ok());
+  const std::vector<uint8_t> want = {100, 100, 100, 255, 255, 255, 255, 255, 255,
+                                     255, 255, 255, 255, 255, 255, 0,   0,   0};
+  BOOST_TEST(l16->pixels == want, boost::test_tools::per_element());
+  auto la16 = decode_image(read_file(fixture_dir() + "/png_la16_oracle.png"), image_mime::png);
+  BOOST_TEST_REQUIRE(la16.ok());
+  BOOST_TEST(la16->pixels == (std::vector<uint8_t>{3, 3, 3}), boost::test_tools::per_element());
+  auto rgba16 = decode_image(read_file(fixture_dir() + "/png_rgba16_oracle.png"), image_mime::png);
+  BOOST_TEST_REQUIRE(rgba16.ok());
+  BOOST_TEST(rgba16->pixels == (std::vector<uint8_t>{3, 0, 128}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(png_palette_beyond_plte_is_black) {
+  auto im = decode_image(read_file(fixture_dir() + "/png_pal_out_of_range.png"), image_mime::png);
+  BOOST_TEST_REQUIRE(im.ok());
+  // PLTE has 4 entries (10..21); index 4 and above are (0, 0, 0).
+  BOOST_TEST(im->pixels[0] == 10);
+  BOOST_TEST(im->pixels[3 * 3 + 2] == 21);
+  for (size_t i = 4 * 3; i < 16 * 3; ++i) BOOST_TEST(im->pixels[i] == 0);
+}
+
+BOOST_AUTO_TEST_CASE(png_rejection_messages) {
+  const auto check = [](const char* file, image_mime mime, const char* detail) {
+    BOOST_TEST_CONTEXT(file) {
+      auto r = decode_image(read_file(fixture_dir() + "/" + file), mime);
+      BOOST_TEST_REQUIRE(!r.ok());
+      BOOST_TEST(r.error().status == 422);
+      BOOST_TEST(r.error().detail == detail);
+    }
+  };
+  check("png_as_jpeg.png", image_mime::jpeg, "image format does not match its MIME type");
+  check("gif_as_png.gif", image_mime::png, "image format does not match its MIME type");
+  check("png_limit_201x1.png", image_mime::png, "image aspect ratio must not exceed 200:1");
+  check("png_limit_2049x11.png", image_mime::png,
+        "image must be single-frame, at most 2048 per side and 1048576 pixels");
+  check("png_limit_1024x1025.png", image_mime::png,
+        "image must be single-frame, at most 2048 per side and 1048576 pixels");
+  check("apng_two_frames.png", image_mime::png,
+        "image must be single-frame, at most 2048 per side and 1048576 pixels");
+  check("png_crc_ihdr.png", image_mime::png, "invalid image data");
+  check("png_trunc_mid_idat.png", image_mime::png, "invalid image data");
+  check("png_bad_adler.png", image_mime::png, "invalid image data");
+  check("random_bytes.bin", image_mime::png, "invalid image data");
+}
+
+BOOST_AUTO_TEST_CASE(png_header_reports_frames_and_size) {
+  const auto two = read_file(fixture_dir() + "/apng_two_frames.png");
+  const auto header = read_png_header(two);
+  BOOST_TEST_REQUIRE(header.has_value());
+  BOOST_TEST(header->frames == 2u);
+  BOOST_TEST(header->state.width == 9u);
+  const auto one = read_file(fixture_dir() + "/apng_zero_frames.png");
+  BOOST_TEST(read_png_header(one)->frames == 1u);  // acTL with 0 frames is ignored
+}
+
+// Flips and truncates bytes of every PNG fixture; only asserts 200-or-422 and no crash.
+BOOST_AUTO_TEST_CASE(png_mutation_fuzz) {
+  std::vector<std::vector<uint8_t>> seeds;
+  for (const auto& c : load_manifest()) {
+    if (c.file.ends_with(".png") && c.status == 200 && c.width * c.height <= 4096) {
+      seeds.push_back(read_file(fixture_dir() + "/" + c.file));
+    }
+  }
+  BOOST_TEST_REQUIRE(seeds.size() > 20u);
+  std::mt19937 rng(12345);
+  const auto start = std::chrono::steady_clock::now();
+  size_t ok = 0, rejected = 0;
+  for (int iter = 0; iter < 6000; ++iter) {
+    std::vector<uint8_t> data = seeds[rng() % seeds.size()];
+    const int kind = static_cast<int>(rng() % 4);
+    if (kind == 0) {
+      data.resize(rng() % (data.size() + 1));
+    } else {
+      const int flips = 1 + static_cast<int>(rng() % 4);
+      for (int f = 0; f < flips && !data.empty(); ++f) {
+        data[rng() % data.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      }
+      if (kind == 3 && !data.empty()) data.resize(data.size() - rng() % (data.size() / 4 + 1));
+    }
+    const auto r = decode_image(data, image_mime::png);
+    if (r.ok()) {
+      ++ok;
+      BOOST_TEST_REQUIRE(r->pixels.size() == size_t{r->width} * r->height * 3);
+    } else {
+      ++rejected;
+      BOOST_TEST_REQUIRE(r.error().status == 422);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_TEST_MESSAGE("png fuzz: " << ok << " decoded, " << rejected << " rejected, " << seconds
+                                  << " s");
+  BOOST_TEST(ok > 0u);
+  BOOST_TEST(rejected > 0u);
+}
