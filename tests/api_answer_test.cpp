@@ -62,7 +62,7 @@ BOOST_AUTO_TEST_CASE(serialization_keeps_order_and_python_float_spelling) {
   auto a1 = make_choice_answer(q1, {0.0024726232513785362f, 0.9975274205207825f});
   auto a2 = make_choice_answer(q2, {1e-7f, 1.0f - 1e-7f});
   BOOST_REQUIRE(a1.ok() && a2.ok());
-  std::string body = serialize_decision({q1, q2}, {*a1, *a2}, 153);
+  std::string body = serialize_decision(model_identity, {q1, q2}, {*a1, *a2}, 153);
   const std::string expected =
       "{\"model\":\"cua-ai/cua-s1-4b-0.2@16818868b0cc7813808aae4e87b417657046ab79:multimodal\","
       "\"answers\":{\"pick\":{\"type\":\"choice\",\"choice\":\"cancel\",\"probabilities\":"

@@ -48,11 +48,12 @@ void append_string(std::string& out, const std::string& text) {
 
 }  // namespace
 
-std::string serialize_decision(const std::vector<choice_question>& questions,
+std::string serialize_decision(std::string_view identity,
+                               const std::vector<choice_question>& questions,
                                const std::vector<choice_answer>& answers, size_t input_tokens) {
-  std::string out = "{\"model\":\"";
-  out += model_identity;
-  out += "\",\"answers\":{";
+  std::string out = "{\"model\":";
+  append_string(out, std::string(identity));
+  out += ",\"answers\":{";
   for (size_t q = 0; q < questions.size(); ++q) {
     const auto& question = questions[q];
     const auto& answer = answers[q];

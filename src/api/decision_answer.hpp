@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/decision_request.hpp"
@@ -20,9 +21,11 @@ struct choice_answer {
 outcome<choice_answer> make_choice_answer(const choice_question& question,
                                           std::vector<float> probabilities);
 
-// The response body: {"model":..,"answers":{name:{type,choice,probabilities,confidence}},
+// The response body: {"model":IDENTITY,"answers":{name:{type,choice,probabilities,confidence}},
 // "usage":{"input_tokens":N,"output_tokens":0}}, compact, floats in Python repr form.
-std::string serialize_decision(const std::vector<choice_question>& questions,
+// `identity` is model_identity for the pinned weights.
+std::string serialize_decision(std::string_view identity,
+                               const std::vector<choice_question>& questions,
                                const std::vector<choice_answer>& answers, size_t input_tokens);
 
 // The body of every error response: {"detail": "..."}.
