@@ -1,0 +1,81 @@
+// The decision engine: the library entry point for Asio hosts. Validation, admission, the decode
+// pool, the executor actor and response assembly behind one async_decide().
+#pragma once
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/admission.hpp"
+#include "actors/decision_response.hpp"
+#include "actors/executor_actor.hpp"
+#include "prep/request_preparer.hpp"
+
+namespace cua_s1 {
+
+struct engine_options {
+  size_t decode_threads = 2;  // threads for base64, image decoding, preprocessing, tokenizing
+  admission_limits limits;
+  std::string identity = model_identity;  // the "model" of answers and /health
+};
+
+class decision_engine {
+ public:
+  // `io` is the default executor for completions (a handler's associated executor wins).
+  decision_engine(boost::asio::any_io_executor io, std::shared_ptr<const request_preparer> preparer,
+                  std::unique_ptr<backend> model, engine_options options);
+  ~decision_engine();
+
+  decision_engine(const decision_engine&) = delete;
+  decision_engine& operator=(const decision_engine&) = delete;
+
+  // Answers one /v1/systemone body. Completion signature: void(decision_response). Works with
+  // callbacks, boost::asio::use_future and use_awaitable. Never fails by exception: every
+  // outcome, including 400/422/500/503, is a decision_response.
+  template <class CompletionToken>
+  auto async_decide(std::string body, CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(decision_response)>(
+        [this](auto handler, std::string body) {
+          auto executor = boost::asio::get_associated_executor(handler, io_);
+          auto work = boost::asio::make_work_guard(executor);
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          start(std::move(body), [shared, work = std::move(work)](decision_response response) mutable {
+            auto executor = work.get_executor();
+            boost::asio::post(executor, [shared, response = std::move(response)]() mutable {
+              (*shared)(std::move(response));
+            });
+            work.reset();
+          });
+        },
+        token, std::move(body));
+  }
+
+  // Runs one real decision (a 224x224 white screenshot) and marks the engine ready on success.
+  // Blocks the calling thread; call it before serving, not from an engine callback.
+  outcome<bool> warm_up();
+
+  bool ready() const { return ready_.load(); }
+  const std::string& identity() const { return options_.identity; }
+  std::string backend_description() const { return executor_.model().description(); }
+  size_t queued_requests() const { return admission_.queued_requests(); }
+
+ private:
+  void start(std::string body, std::function<void(decision_response)> complete);
+
+  boost::asio::any_io_executor io_;
+  std::shared_ptr<const request_preparer> preparer_;
+  engine_options options_;
+  admission admission_;
+  boost::asio::thread_pool decode_pool_;
+  executor_actor executor_;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace cua_s1

@@ -1,0 +1,169 @@
+// Beast HTTP/1.1 sessions as Asio coroutines: body limit, timeouts, routing, JSON responses.
+#include "http/http_server.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "api/decision_answer.hpp"
+#include "api/python_json.hpp"
+#include "common/json_log.hpp"
+
+namespace cua_s1 {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+using response_type = http::response<http::string_body>;
+
+response_type json_response(unsigned version, bool keep_alive, int status, std::string body) {
+  response_type response{static_cast<http::status>(status), version};
+  response.set(http::field::content_type, "application/json");
+  response.keep_alive(keep_alive);
+  response.body() = std::move(body);
+  response.prepare_payload();
+  return response;
+}
+
+response_type detail_response(unsigned version, bool keep_alive, int status, std::string detail) {
+  return json_response(version, keep_alive, status, serialize_error({status, std::move(detail)}));
+}
+
+std::string health_body(const decision_engine& engine, const http_options& options) {
+  if (!engine.ready()) return "{\"status\":\"starting\"}";
+  std::string out = "{\"status\":\"ready\",\"model\":\"";
+  append_json_string_body(out, engine.identity());
+  out += "\",\"modality\":\"multimodal\",\"backend\":\"";
+  append_json_string_body(out, engine.backend_description());
+  out += "\",\"weights\":\"";
+  append_json_string_body(out, options.weights_description);
+  out += "\"}";
+  return out;
+}
+
+// Media type of a Content-Type value without parameters, lower-cased.
+std::string media_type(beast::string_view value) {
+  std::string type(value.substr(0, value.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  size_t first = type.find_first_not_of(" \t");
+  type = first == std::string::npos ? std::string() : type.substr(first);
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type;
+}
+
+asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
+                                  const http_options& options) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  while (true) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(max_body_bytes);
+    parser.header_limit(64 * 1024);
+    stream.expires_after(options.read_timeout);
+    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset)
+      break;
+    if (ec) {
+      int status = 400;
+      std::string detail = "malformed HTTP request";
+      if (ec == http::error::body_limit) status = 413, detail = "request exceeds body limit";
+      else if (ec == beast::error::timeout) status = 408, detail = "request timed out";
+      else if (ec == http::error::header_limit) status = 431, detail = "request header too large";
+      auto response = detail_response(11, false, status, detail);
+      stream.expires_after(std::chrono::seconds(5));
+      co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+      break;
+    }
+    stream.expires_never();
+    auto request = parser.release();
+    const unsigned version = request.version();
+    const bool keep_alive = request.keep_alive();
+    const auto target = request.target();
+    response_type response;
+    if (target == "/v1/systemone") {
+      auto content_type = request[http::field::content_type];
+      if (request.method() != http::verb::post) {
+        response = detail_response(version, keep_alive, 405, "method not allowed");
+        response.set(http::field::allow, "POST");
+      } else if (!content_type.empty() && media_type(content_type) != "application/json") {
+        response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
+      } else {
+        decision_response decided =
+            co_await engine.async_decide(std::move(request.body()), asio::use_awaitable);
+        response = json_response(version, keep_alive, decided.status, std::move(decided.body));
+        if (decided.retry_after_seconds > 0)
+          response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
+      }
+    } else if (target == "/health") {
+      if (request.method() != http::verb::get && request.method() != http::verb::head) {
+        response = detail_response(version, keep_alive, 405, "method not allowed");
+        response.set(http::field::allow, "GET");
+      } else {
+        response = json_response(version, keep_alive, engine.ready() ? 200 : 503,
+                                 health_body(engine, options));
+      }
+    } else {
+      response = detail_response(version, keep_alive, 404, "unknown route");
+    }
+    stream.expires_after(options.read_timeout);
+    co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || !keep_alive) break;
+  }
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
+                                  const http_options& options) {
+  while (acceptor->is_open()) {
+    beast::error_code ec;
+    tcp::socket socket = co_await acceptor->async_accept(
+        asio::make_strand(acceptor->get_executor()), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      log_event(log_level::warning, "accept_failed", {{"error", ec.message()}});
+      continue;
+    }
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, run_session(std::move(socket), engine, options), asio::detached);
+  }
+}
+
+}  // namespace
+
+http_server::http_server(asio::io_context& io, decision_engine& engine, http_options options)
+    : io_(io), engine_(engine), options_(std::move(options)) {}
+
+outcome<bool> http_server::start() {
+  beast::error_code ec;
+  auto address = asio::ip::make_address(options_.host, ec);
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  if (ec) return failure{500, "invalid bind address " + options_.host};
+  acceptor_ = std::make_shared<tcp::acceptor>(io_);
+  tcp::endpoint endpoint(address, options_.port);
+  acceptor_->open(endpoint.protocol(), ec);
+  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(endpoint, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return failure{500, "cannot listen on " + where + ": " + ec.message()};
+  bound_port_ = acceptor_->local_endpoint().port();
+  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_), asio::detached);
+  return true;
+}
+
+void http_server::stop_accepting() {
+  if (acceptor_) {
+    beast::error_code ec;
+    acceptor_->close(ec);
+  }
+}
+
+}  // namespace cua_s1

@@ -1,0 +1,43 @@
+// The HTTP front end: a Beast listener and sessions over the decision engine.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "actors/decision_engine.hpp"
+#include "common/outcome.hpp"
+
+namespace cua_s1 {
+
+struct http_options {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8000;
+  std::chrono::seconds read_timeout{15};  // a request (header and body) must arrive within this
+  std::string weights_description;        // e.g. "bundled tiny model", shown in /health
+};
+
+// Routes: POST /v1/systemone, GET /health. Runs on the io_context it is given; each connection
+// is a coroutine on its own strand.
+class http_server {
+ public:
+  http_server(boost::asio::io_context& io, decision_engine& engine, http_options options);
+
+  // Binds and starts accepting; a failure names the address.
+  outcome<bool> start();
+  // Stops accepting new connections (in-flight requests finish).
+  void stop_accepting();
+
+  unsigned short bound_port() const { return bound_port_; }
+
+ private:
+  boost::asio::io_context& io_;
+  decision_engine& engine_;
+  http_options options_;
+  std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  unsigned short bound_port_ = 0;
+};
+
+}  // namespace cua_s1
