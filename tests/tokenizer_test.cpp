@@ -115,6 +115,7 @@ BOOST_AUTO_TEST_CASE(corpus_matches_transformers_5_17) {
   std::istringstream lines(corpus);
   std::string line;
   size_t total = 0, matched = 0, nfc_total = 0, nfc_matched = 0;
+  size_t pieces_total = 0, pieces_matched = 0;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
     const json::object item = json::parse(line).as_object();
@@ -131,6 +132,23 @@ BOOST_AUTO_TEST_CASE(corpus_matches_transformers_5_17) {
                           << json::serialize(item.at("text")).substr(0, 200) << "\n expected "
                           << ids_text(expected) << "\n got      " << ids_text(got));
     }
+    if (const auto* pieces = item.if_contains("pieces")) {
+      ++pieces_total;
+      const std::string normalized = cua_s1::nfc_normalize(text);
+      std::vector<int64_t> lengths;
+      for (size_t pos = 0; pos < normalized.size();) {
+        const size_t end = cua_s1::qwen35_piece_end(normalized, pos);
+        lengths.push_back(static_cast<int64_t>(end - pos));
+        pos = end;
+      }
+      std::vector<int64_t> expected_lengths;
+      for (const auto& v : pieces->as_array()) expected_lengths.push_back(v.as_int64());
+      if (lengths == expected_lengths) {
+        ++pieces_matched;
+      } else {
+        BOOST_ERROR("pre-tokenization differs for " << json::serialize(item.at("text")));
+      }
+    }
     if (const auto* nfc = item.if_contains("nfc")) {
       ++nfc_total;
       const std::string normalized = cua_s1::nfc_normalize(text);
@@ -142,10 +160,13 @@ BOOST_AUTO_TEST_CASE(corpus_matches_transformers_5_17) {
     }
   }
   BOOST_TEST_MESSAGE("corpus: " << matched << "/" << total << " strings match, NFC " << nfc_matched
-                                << "/" << nfc_total);
+                                << "/" << nfc_total << ", pre-tokenization " << pieces_matched
+                                << "/" << pieces_total);
   BOOST_TEST(total >= 2000u);
   BOOST_TEST(matched == total);
   BOOST_TEST(nfc_matched == nfc_total);
+  BOOST_TEST(pieces_total >= 2000u);
+  BOOST_TEST(pieces_matched == pieces_total);
 }
 
 BOOST_AUTO_TEST_CASE(encoding_is_repeatable_with_a_warm_cache) {

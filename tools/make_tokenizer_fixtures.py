@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Generates tests/fixtures/tokenizer/corpus.jsonl.xz: strings and their reference token ids.
 
-Each line is {"kind": ..., "text": ..., "ids": [...]} and, for the NFC cases, "nfc": the
-tokenizers NFC normalizer's output. Reference ids come from Transformers 5.17.0 AutoTokenizer
+Each line is {"kind": ..., "text": ..., "ids": [...]}; strings up to 2,000 characters also carry
+"pieces": the UTF-8 byte lengths of the pieces the tokenizer's Split pre-tokenizer alone makes of
+the NFC form (added tokens not split out), and the NFC cases "nfc": tokenizers' NFC output. Reference ids come from Transformers 5.17.0 AutoTokenizer
 (tokenizers 0.23.2) loading the directory written by tools/make_qwen35_tokenizer.py, called with
 add_special_tokens=False. The corpus is deterministic (fixed seed).
 
@@ -226,6 +227,14 @@ def build(rng):
     for i in range(120):
         raw = bytes(rng.randint(0, 255) for _ in range(rng.randint(1, 60)))
         add("random_bytes", raw.decode("utf-8", errors=rng.choice(["ignore", "replace"])) or "x")
+    # Fuzz: short strings from a pool of characters at the regex's class boundaries.
+    pool = (list("'sStTrReEvVmMlLdD ") + ["ſ", "\r", "\n", "\t", "\u00a0", "\u3000", "\u2028",
+            "\x85", "\x0b", "1", "٣", "²", "Ⅻ", "é", "e\u0301", "\u0301", "\u0903", "\u20dd",
+            "中", "あ", "한", "\u1100", "\u1161", "\u11a8", "😀", "\u200d", "\ufe0f", "!", ".",
+            "-", "_", "$", "€", "<", ">", "|", "<|im_end|>", "<think>", "\x00", "\U000e0001",
+            "\U0001e4d0", "\U000105c0", "\U00010d40", "\U00011938", "\u0338", "\U0010fffd"])
+    for i in range(600):
+        add("fuzz", "".join(rng.choice(pool) for _ in range(rng.randint(1, 30))))
     # Very long strings (~100 KB).
     add("long_prose", " ".join(prose(rng, 40) for _ in range(450))[:100000])
     add("long_letters", "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(100000)))
@@ -253,11 +262,17 @@ def main():
     rng = random.Random(SEED)
     cases = build(rng)
     nfc = normalizers.NFC()
+    # The Split step alone (same Oniguruma regex), to check piece boundaries directly.
+    split = tok.backend_tokenizer.pre_tokenizer[0]
     texts = [t for _, t in cases]
     ids = tok(texts, add_special_tokens=False)["input_ids"]
     lines = []
     for (kind, text), token_ids in zip(cases, ids):
         item = {"kind": kind, "text": text, "ids": token_ids}
+        if len(text) <= 2000:
+            normalized = nfc.normalize_str(text)
+            item["pieces"] = [len(piece.encode("utf-8")) for piece, _ in
+                              split.pre_tokenize_str(normalized)]
         if kind == "nfc":
             item["nfc"] = nfc.normalize_str(text)
             if item["nfc"] != unicodedata.normalize("NFC", text):

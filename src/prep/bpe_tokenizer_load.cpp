@@ -1,8 +1,8 @@
 // Loading and validating tokenizer.json into a bpe_tokenizer.
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
 #include "prep/bpe_tokenizer.hpp"
 #include "prep/byte_level.hpp"
@@ -105,14 +105,20 @@ void check_pre_tokenizer(const json::value& v) {
 }  // namespace
 
 outcome<bpe_tokenizer> bpe_tokenizer::load_file(const std::string& tokenizer_json_path) {
-  std::ifstream in(tokenizer_json_path, std::ios::binary);
-  if (!in) return failure{500, "tokenizer.json '" + tokenizer_json_path + "': cannot open file"};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof()) {
-    return failure{500, "tokenizer.json '" + tokenizer_json_path + "': read error"};
+  std::FILE* file = std::fopen(tokenizer_json_path.c_str(), "rb");
+  if (!file) return failure{500, "tokenizer.json '" + tokenizer_json_path + "': cannot open file"};
+  std::string text;
+  char chunk[1 << 16];
+  size_t got;
+  if (std::fseek(file, 0, SEEK_END) == 0) {
+    if (const long size = std::ftell(file); size > 0) text.reserve(static_cast<size_t>(size));
+    std::fseek(file, 0, SEEK_SET);
   }
-  return load_json(buffer.view(), tokenizer_json_path);
+  while ((got = std::fread(chunk, 1, sizeof(chunk), file)) > 0) text.append(chunk, got);
+  const bool read_error = std::ferror(file) != 0;
+  std::fclose(file);
+  if (read_error) return failure{500, "tokenizer.json '" + tokenizer_json_path + "': read error"};
+  return load_json(text, tokenizer_json_path);
 }
 
 outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
@@ -160,32 +166,46 @@ outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
     if (!merges_value.is_array()) fail("model.merges is not an array");
     const auto& merges = merges_value.get_array();
     tok.merges_ = merge_table(merges.size());
-    std::string joined;
-    for (size_t rank = 0; rank < merges.size(); ++rank) {
-      std::string_view left, right;
-      const auto& m = merges[rank];
-      if (m.is_array() && m.get_array().size() == 2 && m.get_array()[0].is_string() &&
-          m.get_array()[1].is_string()) {
-        left = m.get_array()[0].get_string();
-        right = m.get_array()[1].get_string();
-      } else if (m.is_string()) {
-        const std::string_view s = m.get_string();
-        const size_t space = s.find(' ');
-        if (space == std::string_view::npos) fail("merge " + std::to_string(rank) + " malformed");
-        left = s.substr(0, space);
-        right = s.substr(space + 1);
-      } else {
-        fail("merge " + std::to_string(rank) + " is neither a pair nor a string");
+    // Resolve merges in batches: hash and prefetch first, then look up (the tables are large).
+    constexpr size_t batch = 32;
+    std::string_view left[batch], right[batch];
+    uint64_t hashes[batch][3];
+    std::string joined[batch];
+    for (size_t first = 0; first < merges.size(); first += batch) {
+      const size_t n = std::min(batch, merges.size() - first);
+      for (size_t k = 0; k < n; ++k) {
+        const size_t rank = first + k;
+        const auto& m = merges[rank];
+        if (m.is_array() && m.get_array().size() == 2 && m.get_array()[0].is_string() &&
+            m.get_array()[1].is_string()) {
+          left[k] = m.get_array()[0].get_string();
+          right[k] = m.get_array()[1].get_string();
+        } else if (m.is_string()) {
+          const std::string_view s = m.get_string();
+          const size_t space = s.find(' ');
+          if (space == std::string_view::npos) fail("merge " + std::to_string(rank) + " malformed");
+          left[k] = s.substr(0, space);
+          right[k] = s.substr(space + 1);
+        } else {
+          fail("merge " + std::to_string(rank) + " is neither a pair nor a string");
+        }
+        joined[k].assign(left[k]);
+        joined[k].append(right[k]);
+        hashes[k][0] = hash_bytes(left[k]);
+        hashes[k][1] = hash_bytes(right[k]);
+        hashes[k][2] = hash_bytes(joined[k]);
+        for (uint64_t h : hashes[k]) tok.vocab_.prefetch(h);
       }
-      joined.assign(left);
-      joined.append(right);
-      const int32_t a = tok.vocab_.find(left), b = tok.vocab_.find(right);
-      const int32_t merged = tok.vocab_.find(joined);
-      if (a < 0 || b < 0 || merged < 0) {
-        fail("merge " + std::to_string(rank) + " (\"" + std::string(left) + "\", \"" +
-             std::string(right) + "\") uses a token outside the vocab");
+      for (size_t k = 0; k < n; ++k) {
+        const int32_t a = tok.vocab_.find(left[k], hashes[k][0]);
+        const int32_t b = tok.vocab_.find(right[k], hashes[k][1]);
+        const int32_t merged = tok.vocab_.find(joined[k], hashes[k][2]);
+        if (a < 0 || b < 0 || merged < 0) {
+          fail("merge " + std::to_string(first + k) + " (\"" + std::string(left[k]) + "\", \"" +
+               std::string(right[k]) + "\") uses a token outside the vocab");
+        }
+        tok.merges_.insert(a, b, {static_cast<uint32_t>(first + k), merged});
       }
-      tok.merges_.insert(a, b, {static_cast<uint32_t>(rank), merged});
     }
 
     check_normalizer(top.contains("normalizer") ? top.at("normalizer") : json::value(), tok.nfc_);

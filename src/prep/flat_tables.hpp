@@ -60,14 +60,19 @@ class vocab_table {
   }
 
   // The id of a spelling, or -1.
-  int32_t find(std::string_view spelling) const {
-    const uint64_t h = hash_bytes(spelling);
+  int32_t find(std::string_view spelling) const { return find(spelling, hash_bytes(spelling)); }
+
+  // Same, with the spelling's hash_bytes() already computed.
+  int32_t find(std::string_view spelling, uint64_t h) const {
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const slot& s = slots_[i];
       if (s.id < 0) return -1;
       if (s.hash == h && view(s) == spelling) return s.id;
     }
   }
+
+  // Hints the cache about a lookup of hash h that follows soon.
+  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
 
   size_t size() const { return size_; }
 
