@@ -1,0 +1,109 @@
+// Option parsing with clear messages for every malformed value.
+#include "server/server_options.hpp"
+
+#include <charconv>
+#include <functional>
+#include <limits>
+
+namespace cua_s1 {
+namespace {
+
+failure usage_error(const std::string& what) { return {2, what + " (see --help)"}; }
+
+template <class T>
+bool parse_number(const std::string& text, T& out, T minimum, T maximum) {
+  unsigned long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return false;
+  if (value < static_cast<unsigned long long>(minimum) ||
+      value > static_cast<unsigned long long>(maximum))
+    return false;
+  out = static_cast<T>(value);
+  return true;
+}
+
+}  // namespace
+
+std::string server_usage() {
+  return "usage: cua-s1-server [options]\n"
+         "\n"
+         "Serves POST /v1/systemone (screenshot decisions) and GET /health.\n"
+         "Without --model it serves the bundled tiny model (random weights, for trying the API).\n"
+         "\n"
+         "Model:\n"
+         "  --model DIR             Qwen3.5-4B base directory (config.json, safetensors shards,\n"
+         "                          tokenizer.json, preprocessor_config.json)     [CUA_S1_MODEL]\n"
+         "  --adapter DIR           the cua-s1-4b-0.2 multimodal/ adapter directory\n"
+         "                          (default: MODEL/../cua-s1-4b-0.2/multimodal)  [CUA_S1_ADAPTER]\n"
+         "  --lock FILE             weights lock, every file checked by size and SHA-256\n"
+         "                          (default: MODEL/../weights.lock.json)         [CUA_S1_LOCK]\n"
+         "  --threads N             backend compute threads, 0 = all cores (0)   [CUA_S1_THREADS]\n"
+         "Serving:\n"
+         "  --host ADDRESS          bind address (127.0.0.1)                     [CUA_S1_HOST]\n"
+         "  --port PORT             TCP port, 0 = any free port (8000)           [CUA_S1_PORT]\n"
+         "  --decode-threads N      image decode/preprocess threads (2)  [CUA_S1_DECODE_THREADS]\n"
+         "  --max-queued-requests N requests admitted at once; more get 503 (64)\n"
+         "                                                     [CUA_S1_MAX_QUEUED_REQUESTS]\n"
+         "  --max-queued-questions N  questions admitted at once (512)\n"
+         "                                                     [CUA_S1_MAX_QUEUED_QUESTIONS]\n"
+         "  --read-timeout SECONDS  time allowed to send a request (15)   [CUA_S1_READ_TIMEOUT]\n"
+         "  --log-level LEVEL       debug, info, warning or error (info)     [CUA_S1_LOG_LEVEL]\n"
+         "  -h, --help              show this help\n"
+         "\n"
+         "Logs are JSON lines on stderr. Exit codes: 0 after a clean shutdown, 1 when the model\n"
+         "cannot be loaded or the address cannot be bound, 2 for bad options.\n";
+}
+
+outcome<server_options> parse_server_options(const std::vector<std::string>& arguments,
+                                             const std::function<const char*(const char*)>& getenv) {
+  server_options options;
+  // Each option: its flag, its environment variable and how to store a value.
+  struct option_spec {
+    const char* flag;
+    const char* variable;
+    std::function<bool(const std::string&)> store;
+    const char* expects;
+  };
+  const std::vector<option_spec> specs = {
+      {"--model", "CUA_S1_MODEL", [&](const std::string& v) { return !(options.model_dir = v).empty(); }, "a directory"},
+      {"--adapter", "CUA_S1_ADAPTER", [&](const std::string& v) { return !(options.adapter_dir = v).empty(); }, "a directory"},
+      {"--lock", "CUA_S1_LOCK", [&](const std::string& v) { return !(options.lock_file = v).empty(); }, "a file"},
+      {"--host", "CUA_S1_HOST", [&](const std::string& v) { return !(options.host = v).empty(); }, "an address"},
+      {"--port", "CUA_S1_PORT", [&](const std::string& v) { return parse_number<unsigned short>(v, options.port, 0, 65535); }, "a port 0-65535"},
+      {"--threads", "CUA_S1_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.threads, 0, 1024); }, "a count 0-1024"},
+      {"--decode-threads", "CUA_S1_DECODE_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.decode_threads, 1, 256); }, "a count 1-256"},
+      {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
+      {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},
+      {"--read-timeout", "CUA_S1_READ_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.read_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
+      {"--log-level", "CUA_S1_LOG_LEVEL", [&](const std::string& v) { options.log_level = v; return v == "debug" || v == "info" || v == "warning" || v == "error"; }, "debug, info, warning or error"},
+  };
+  for (const auto& spec : specs) {
+    const char* value = getenv(spec.variable);
+    if (value && *value && !spec.store(value))
+      return usage_error(std::string(spec.variable) + " must be " + spec.expects + ", not '" + value + "'");
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& arg = arguments[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      flag = arg.substr(0, eq), value = arg.substr(eq + 1), has_value = true;
+    }
+    const option_spec* spec = nullptr;
+    for (const auto& s : specs)
+      if (flag == s.flag) spec = &s;
+    if (!spec) return usage_error("unknown option '" + arg + "'");
+    if (!has_value) {
+      if (i + 1 >= arguments.size()) return usage_error(flag + " needs " + spec->expects);
+      value = arguments[++i];
+    }
+    if (!spec->store(value)) return usage_error(flag + " must be " + spec->expects + ", not '" + value + "'");
+  }
+  return options;
+}
+
+}  // namespace cua_s1

@@ -1,0 +1,36 @@
+// Command-line and environment options of the cua-s1-server binary.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/outcome.hpp"
+
+namespace cua_s1 {
+
+struct server_options {
+  std::string model_dir;    // --model / CUA_S1_MODEL; empty: the bundled tiny model
+  std::string adapter_dir;  // --adapter / CUA_S1_ADAPTER; default: the adapter beside the model
+  std::string lock_file;    // --lock / CUA_S1_LOCK; default: MODEL/../weights.lock.json
+  std::string host = "127.0.0.1";  // --host / CUA_S1_HOST
+  unsigned short port = 8000;      // --port / CUA_S1_PORT
+  unsigned threads = 0;            // --threads / CUA_S1_THREADS: backend threads, 0 = all cores
+  unsigned decode_threads = 2;     // --decode-threads / CUA_S1_DECODE_THREADS
+  size_t max_queued_requests = 64;    // --max-queued-requests
+  size_t max_queued_questions = 512;  // --max-queued-questions
+  unsigned read_timeout_seconds = 15;  // --read-timeout
+  std::string log_level = "info";      // --log-level debug|info|warning|error
+  bool help = false;
+};
+
+// The --help text.
+std::string server_usage();
+
+// Parses `arguments` (without argv[0]) over the environment variables read through `getenv`
+// (a command-line option wins over its variable). A failure (status 2) says what is wrong.
+outcome<server_options> parse_server_options(const std::vector<std::string>& arguments,
+                                             const std::function<const char*(const char*)>& getenv);
+
+}  // namespace cua_s1

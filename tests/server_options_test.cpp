@@ -1,0 +1,67 @@
+// Server option parsing: defaults, flags over environment, every malformed value rejected.
+#define BOOST_TEST_MODULE server_options
+#include <boost/test/unit_test.hpp>
+#include <map>
+
+#include "server/server_options.hpp"
+
+using namespace cua_s1;
+
+namespace {
+
+outcome<server_options> parse(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+  return parse_server_options(args, [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+void expect_error(std::vector<std::string> args, const std::string& fragment,
+                  std::map<std::string, std::string> env = {}) {
+  auto result = parse(args, env);
+  BOOST_REQUIRE(!result.ok());
+  BOOST_TEST(result.error().status == 2);
+  BOOST_TEST(result.error().detail.find(fragment) != std::string::npos, result.error().detail);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(defaults_serve_the_bundled_model_on_loopback) {
+  auto options = parse({});
+  BOOST_REQUIRE(options.ok());
+  BOOST_TEST(options->model_dir.empty());
+  BOOST_TEST(options->host == "127.0.0.1");
+  BOOST_TEST(options->port == 8000);
+  BOOST_TEST(!options->help);
+}
+
+BOOST_AUTO_TEST_CASE(flags_override_environment) {
+  auto options = parse({"--port", "9001", "--model=/m", "--threads", "4"},
+                       {{"CUA_S1_PORT", "7000"}, {"CUA_S1_HOST", "0.0.0.0"}, {"CUA_S1_ADAPTER", "/a"}});
+  BOOST_REQUIRE(options.ok());
+  BOOST_TEST(options->port == 9001);
+  BOOST_TEST(options->host == "0.0.0.0");
+  BOOST_TEST(options->model_dir == "/m");
+  BOOST_TEST(options->adapter_dir == "/a");
+  BOOST_TEST(options->threads == 4u);
+  BOOST_TEST(parse({"--help"})->help);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_values_are_named) {
+  expect_error({"--port", "70000"}, "--port must be a port 0-65535, not '70000'");
+  expect_error({"--port", "12x"}, "--port must be");
+  expect_error({"--port"}, "--port needs a port");
+  expect_error({"--bogus"}, "unknown option '--bogus'");
+  expect_error({"--log-level", "loud"}, "--log-level must be debug, info, warning or error");
+  expect_error({"--decode-threads", "0"}, "--decode-threads must be a count 1-256");
+  expect_error({}, "CUA_S1_PORT must be a port 0-65535, not 'abc'", {{"CUA_S1_PORT", "abc"}});
+  expect_error({"--model", ""}, "--model must be a directory");
+}
+
+BOOST_AUTO_TEST_CASE(usage_lists_every_option) {
+  std::string usage = server_usage();
+  for (const char* flag : {"--model", "--adapter", "--lock", "--host", "--port", "--threads",
+                           "--decode-threads", "--max-queued-requests", "--max-queued-questions",
+                           "--read-timeout", "--log-level", "--help"})
+    BOOST_TEST(usage.find(flag) != std::string::npos, flag);
+}
