@@ -62,6 +62,7 @@ std::string tiny_json(const std::string& regex_json,
   }
   vocab["ab"] = next_id++;
   vocab["abc"] = next_id++;
+  vocab["xyz"] = next_id++;  // reachable by no merge
   return "{\"added_tokens\":[{\"id\":300,\"content\":\"<s>\",\"single_word\":false,"
          "\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true}],"
          "\"normalizer\":" +
@@ -182,6 +183,17 @@ BOOST_AUTO_TEST_CASE(tiny_tokenizer_merges_by_rank) {
   BOOST_TEST((tok->encode("abx<s>ab") == std::vector<int32_t>{256, 'x', 300, 256}));
 }
 
+BOOST_AUTO_TEST_CASE(ignore_merges_maps_whole_vocab_words_directly) {
+  std::string text = tiny_json(k_regex_json);
+  auto with_merges = bpe_tokenizer::load_json(text, "tiny");
+  BOOST_TEST_REQUIRE(with_merges.ok());
+  BOOST_TEST((with_merges->encode("xyz") == std::vector<int32_t>{'x', 'y', 'z'}));
+  text.replace(text.find("\"ignore_merges\":false"), 21, "\"ignore_merges\":true");
+  auto ignoring = bpe_tokenizer::load_json(text, "tiny");
+  BOOST_TEST_REQUIRE(ignoring.ok());
+  BOOST_TEST((ignoring->encode("xyz abc") == std::vector<int32_t>{258, ' ', 257}));
+}
+
 BOOST_AUTO_TEST_CASE(load_errors_are_clear) {
   auto missing = bpe_tokenizer::load_file("/nonexistent/tokenizer.json");
   BOOST_TEST_REQUIRE(!missing.ok());
@@ -204,6 +216,29 @@ BOOST_AUTO_TEST_CASE(load_errors_are_clear) {
   auto normalizer = bpe_tokenizer::load_json(tiny_json(k_regex_json, "{\"type\":\"NFKC\"}"), "n");
   BOOST_TEST_REQUIRE(!normalizer.ok());
   BOOST_TEST(normalizer.error().detail.find("NFKC") != std::string::npos);
+
+  // Edits of the tiny document: each must be refused with a message naming the problem.
+  const std::string good = tiny_json(k_regex_json);
+  const std::pair<std::pair<std::string, std::string>, std::string> edits[] = {
+      {{"\"abc\":257", "\"abc\":\"x\""}, "vocab entry \"abc\" has no valid id"},
+      {{"\"ab c\"", "\"ab d\""}, "uses a token outside the vocab"},
+      {{"\"ab c\"", "\"abc\""}, "merge 1"},
+      {{"\"single_word\":false", "\"single_word\":true"}, "single_word"},
+      {{"\"type\":\"ByteLevel\"", "\"type\":\"Metaspace\""}, "expected ByteLevel"},
+      {{"\"type\":\"BPE\"", "\"type\":\"Unigram\""}, "Unigram"},
+      {{"\"behavior\":\"Isolated\"", "\"behavior\":\"Removed\""}, "Removed"},
+  };
+  for (const auto& [edit, message] : edits) {
+    std::string text = good;
+    const size_t at = text.find(edit.first);
+    BOOST_TEST_REQUIRE(at != std::string::npos, edit.first);
+    text.replace(at, edit.first.size(), edit.second);
+    auto refused = bpe_tokenizer::load_json(text, "edited.json");
+    BOOST_TEST_REQUIRE(!refused.ok(), edit.second);
+    BOOST_TEST(refused.error().status == 500);
+    BOOST_TEST(refused.error().detail.find("edited.json") != std::string::npos);
+    BOOST_TEST(refused.error().detail.find(message) != std::string::npos, refused.error().detail);
+  }
 
   auto no_model = bpe_tokenizer::load_json("{\"added_tokens\": []}", "m.json");
   BOOST_TEST_REQUIRE(!no_model.ok());

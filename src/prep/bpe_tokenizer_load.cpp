@@ -8,6 +8,7 @@
 #include "prep/byte_level.hpp"
 #include "prep/nfc.hpp"
 #include "prep/qwen_pretokenizer.hpp"
+#include "prep/tokenizer_json_reader.hpp"
 #include "prep/utf8.hpp"
 
 namespace cua_s1 {
@@ -124,9 +125,11 @@ outcome<bpe_tokenizer> bpe_tokenizer::load_file(const std::string& tokenizer_jso
 outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
                                                 const std::string& origin) {
   const std::string prefix = "tokenizer.json '" + origin + "': ";
-  json::monotonic_resource memory;
+  tokenizer_json_parts parts;
+  std::string problem;
+  if (!read_tokenizer_json(json_text, parts, problem)) return failure{500, prefix + problem};
   boost::system::error_code ec;
-  const json::value root = json::parse(json_text, ec, &memory);
+  const json::value root = json::parse(parts.skeleton, ec);
   if (ec) return failure{500, prefix + "not valid JSON (" + ec.message() + ")"};
   try {
     bpe_tokenizer tok;
@@ -144,15 +147,16 @@ outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
     }
     if (optional_bool(model, "byte_fallback", false, "model")) fail("unsupported byte_fallback");
     tok.ignore_merges_ = optional_bool(model, "ignore_merges", false, "model");
+    if (!parts.has_vocab) {
+      fail(model.contains("vocab") ? "model.vocab is not an object" : "model has no \"vocab\"");
+    }
+    if (!parts.has_merges) {
+      fail(model.contains("merges") ? "model.merges is not an array" : "model has no \"merges\"");
+    }
 
-    const auto& vocab = as_object(member(model, "vocab", "model"), "model.vocab");
-    tok.vocab_.reset(vocab.size());
-    for (const auto& kv : vocab) {
-      if (!kv.value().is_int64() || kv.value().get_int64() < 0 ||
-          kv.value().get_int64() > INT32_MAX) {
-        fail("vocab entry \"" + std::string(kv.key()) + "\" has no valid id");
-      }
-      tok.vocab_.insert(kv.key(), static_cast<int32_t>(kv.value().get_int64()));
+    tok.vocab_.reset(parts.vocab.size());
+    for (const auto& entry : parts.vocab) {
+      tok.vocab_.insert(parts.view(entry.spelling), static_cast<int32_t>(entry.id));
     }
     for (uint32_t b = 0; b < 256; ++b) {
       tok.byte_spellings_[b] = spell(k_byte_level_alphabet[b]);
@@ -162,9 +166,7 @@ outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
       }
     }
 
-    const auto& merges_value = member(model, "merges", "model");
-    if (!merges_value.is_array()) fail("model.merges is not an array");
-    const auto& merges = merges_value.get_array();
+    const auto& merges = parts.merges;
     tok.merges_ = merge_table(merges.size());
     // Resolve merges in batches: hash and prefetch first, then look up (the tables are large).
     constexpr size_t batch = 32;
@@ -174,21 +176,8 @@ outcome<bpe_tokenizer> bpe_tokenizer::load_json(std::string_view json_text,
     for (size_t first = 0; first < merges.size(); first += batch) {
       const size_t n = std::min(batch, merges.size() - first);
       for (size_t k = 0; k < n; ++k) {
-        const size_t rank = first + k;
-        const auto& m = merges[rank];
-        if (m.is_array() && m.get_array().size() == 2 && m.get_array()[0].is_string() &&
-            m.get_array()[1].is_string()) {
-          left[k] = m.get_array()[0].get_string();
-          right[k] = m.get_array()[1].get_string();
-        } else if (m.is_string()) {
-          const std::string_view s = m.get_string();
-          const size_t space = s.find(' ');
-          if (space == std::string_view::npos) fail("merge " + std::to_string(rank) + " malformed");
-          left[k] = s.substr(0, space);
-          right[k] = s.substr(space + 1);
-        } else {
-          fail("merge " + std::to_string(rank) + " is neither a pair nor a string");
-        }
+        left[k] = parts.view(merges[first + k].left);
+        right[k] = parts.view(merges[first + k].right);
         joined[k].assign(left[k]);
         joined[k].append(right[k]);
         hashes[k][0] = hash_bytes(left[k]);
