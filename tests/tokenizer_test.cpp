@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "prep/bpe_tokenizer.hpp"
 #include "prep/nfc.hpp"
@@ -174,6 +175,29 @@ BOOST_AUTO_TEST_CASE(encoding_is_repeatable_with_a_warm_cache) {
   const std::string text = "Hello world, hello WORLD. Don't stop; it'll be fine 12345 日本語";
   const auto first = qwen35().encode(text);
   for (int i = 0; i < 3; ++i) BOOST_TEST(qwen35().encode(text) == first);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_threads_and_two_tokenizers_agree) {
+  const std::string text =
+      "Goal: open Settings.\n\nOptions:\nA. Decision \"Wi-Fi\" -> select\n<|im_end|> café 日本";
+  const auto expected = qwen35().encode(text);
+  auto tiny = bpe_tokenizer::load_json(tiny_json(k_regex_json), "tiny");
+  BOOST_TEST_REQUIRE(tiny.ok());
+  const auto tiny_expected = tiny->encode("abc abc");
+  std::vector<int> ok(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      bool same = true;
+      for (int i = 0; i < 200; ++i) {
+        same = same && qwen35().encode(text) == expected;
+        same = same && tiny->encode("abc abc") == tiny_expected;  // alternating owners of the cache
+      }
+      ok[t] = same;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) BOOST_TEST(ok[t] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(tiny_tokenizer_merges_by_rank) {

