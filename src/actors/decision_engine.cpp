@@ -2,6 +2,7 @@
 // pool, run on the executor actor, assemble and complete.
 #include "actors/decision_engine.hpp"
 
+#include <chrono>
 #include <future>
 
 #include "actors/response_assembler.hpp"
@@ -32,28 +33,49 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
 
 decision_engine::~decision_engine() { decode_pool_.join(); }
 
-void decision_engine::start(std::string body, std::function<void(decision_response)> complete) {
+void decision_engine::start(std::string body, std::string request_id,
+                            std::function<void(decision_response)> complete) {
+  using clock = std::chrono::steady_clock;
+  const auto received = clock::now();
   auto request = preparer_->parse(body);
   if (!request) return complete(error_response(request.error()));
   const size_t questions = request->questions.size();
   if (!admission_.try_reserve(questions)) {
+    log_event(log_level::warning, "at_capacity", {{"request_id", request_id}});
     decision_response busy = error_response({503, "server at capacity, retry later"});
     busy.retry_after_seconds = 1;
     return complete(std::move(busy));
   }
-  boost::asio::post(decode_pool_, [this, questions, request = std::move(*request),
+  boost::asio::post(decode_pool_, [this, questions, received, request = std::move(*request),
+                                   request_id = std::move(request_id),
                                    complete = std::move(complete)]() mutable {
     auto prepared = preparer_->prepare(std::move(request));
     if (!prepared) {
       admission_.release(questions);
       return complete(error_response(prepared.error()));
     }
+    metrics_.observe_stage(stage::decode, prepared->decode_seconds);
+    metrics_.observe_stage(stage::prepare, prepared->prepare_seconds);
+    metrics_.observe_image_pixels(double(prepared->image.width) * prepared->image.height);
+    for (const auto& q : prepared->questions) metrics_.observe_prompt_tokens(double(q.input_ids.size()));
     auto shared = std::make_shared<const prepared_request>(std::move(*prepared));
-    executor_.submit(shared, [this, shared, questions, complete = std::move(complete)](
+    metrics_.inflight_requests += 1;
+    metrics_.inflight_questions += static_cast<int64_t>(questions);
+    executor_.submit(shared, [this, shared, questions, received, request_id = std::move(request_id),
+                              complete = std::move(complete)](
                                  outcome<std::vector<question_logits>> logits) {
-      if (!logits) log_event(log_level::error, "inference_failed", {{"detail", logits.error().detail}});
+      metrics_.inflight_requests -= 1;
+      metrics_.inflight_questions -= static_cast<int64_t>(questions);
+      auto seconds = executor_.model().last_run_seconds();
+      metrics_.observe_stage(stage::vision, seconds.vision);
+      metrics_.observe_stage(stage::language, seconds.language);
+      if (!logits)
+        log_event(log_level::error, "inference_failed",
+                  {{"request_id", request_id}, {"detail", logits.error().detail}});
       decision_response response = assemble_response(options_.identity, *shared, logits);
       admission_.release(questions);
+      metrics_.observe_stage(stage::total,
+                             std::chrono::duration<double>(clock::now() - received).count());
       complete(std::move(response));
     });
   });
@@ -62,7 +84,8 @@ void decision_engine::start(std::string body, std::function<void(decision_respon
 outcome<bool> decision_engine::warm_up() {
   std::promise<decision_response> promise;
   auto future = promise.get_future();
-  start(warmup_body, [&promise](decision_response response) { promise.set_value(std::move(response)); });
+  start(warmup_body, "warmup",
+        [&promise](decision_response response) { promise.set_value(std::move(response)); });
   decision_response response = future.get();
   if (response.status != 200) return failure{500, "warmup decision failed: " + response.body};
   ready_ = true;

@@ -16,6 +16,7 @@
 #include "actors/admission.hpp"
 #include "actors/decision_response.hpp"
 #include "actors/executor_actor.hpp"
+#include "actors/metrics.hpp"
 #include "prep/request_preparer.hpp"
 
 namespace cua_s1 {
@@ -41,12 +42,19 @@ class decision_engine {
   // outcome, including 400/422/500/503, is a decision_response.
   template <class CompletionToken>
   auto async_decide(std::string body, CompletionToken&& token) {
+    return async_decide(std::move(body), std::string(), std::forward<CompletionToken>(token));
+  }
+
+  // The same with a request id that every log line of this request carries.
+  template <class CompletionToken>
+  auto async_decide(std::string body, std::string request_id, CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(decision_response)>(
-        [this](auto handler, std::string body) {
+        [this](auto handler, std::string body, std::string request_id) {
           auto executor = boost::asio::get_associated_executor(handler, io_);
           auto work = boost::asio::make_work_guard(executor);
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          start(std::move(body), [shared, work = std::move(work)](decision_response response) mutable {
+          start(std::move(body), std::move(request_id),
+                [shared, work = std::move(work)](decision_response response) mutable {
             auto executor = work.get_executor();
             boost::asio::post(executor, [shared, response = std::move(response)]() mutable {
               (*shared)(std::move(response));
@@ -54,7 +62,7 @@ class decision_engine {
             work.reset();
           });
         },
-        token, std::move(body));
+        token, std::move(body), std::move(request_id));
   }
 
   // Runs one real decision (a 224x224 white screenshot) and marks the engine ready on success.
@@ -65,9 +73,12 @@ class decision_engine {
   const std::string& identity() const { return options_.identity; }
   std::string backend_description() const { return executor_.model().description(); }
   size_t queued_requests() const { return admission_.queued_requests(); }
+  server_metrics& metrics() { return metrics_; }
+  const server_metrics& metrics() const { return metrics_; }
 
  private:
-  void start(std::string body, std::function<void(decision_response)> complete);
+  void start(std::string body, std::string request_id,
+             std::function<void(decision_response)> complete);
 
   boost::asio::any_io_executor io_;
   std::shared_ptr<const request_preparer> preparer_;
@@ -76,6 +87,7 @@ class decision_engine {
   boost::asio::thread_pool decode_pool_;
   executor_actor executor_;
   std::atomic<bool> ready_{false};
+  server_metrics metrics_;
 };
 
 }  // namespace cua_s1

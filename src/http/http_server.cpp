@@ -9,6 +9,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <atomic>
+#include <cstdio>
+#include <random>
+
 #include "api/decision_answer.hpp"
 #include "api/python_json.hpp"
 #include "common/json_log.hpp"
@@ -48,6 +52,20 @@ std::string health_body(const decision_engine& engine, const http_options& optio
   return out;
 }
 
+// The client's X-Request-Id when it is 1-128 printable ASCII characters, else a new id.
+std::string request_id_for(beast::string_view given) {
+  bool usable = !given.empty() && given.size() <= 128;
+  for (char c : given) usable = usable && c >= 0x20 && c <= 0x7E;
+  if (usable) return std::string(given);
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t process_tag =
+      std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32);
+  char id[40];
+  std::snprintf(id, sizeof id, "%016llx-%08llx", static_cast<unsigned long long>(process_tag),
+                static_cast<unsigned long long>(counter.fetch_add(1)));
+  return id;
+}
+
 // Media type of a Content-Type value without parameters, lower-cased.
 std::string media_type(beast::string_view value) {
   std::string type(value.substr(0, value.find(';')));
@@ -79,41 +97,72 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       else if (ec == beast::error::timeout) status = 408, detail = "request timed out";
       else if (ec == http::error::header_limit) status = 431, detail = "request header too large";
       auto response = detail_response(11, false, status, detail);
+      const std::string request_id = request_id_for(parser.get()["X-Request-Id"]);
+      response.set("X-Request-Id", request_id);
+      engine.metrics().count_request("unparsed", status);
+      log_event(log_level::info, "request_rejected",
+                {{"request_id", request_id}, {"status", status}, {"error", ec.message()}});
       stream.expires_after(std::chrono::seconds(5));
       co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
       break;
     }
     stream.expires_never();
     auto request = parser.release();
+    const auto started = std::chrono::steady_clock::now();
+    const std::string request_id = request_id_for(request["X-Request-Id"]);
     const unsigned version = request.version();
     const bool keep_alive = request.keep_alive();
-    const auto target = request.target();
+    const std::string target(request.target());
+    const bool is_get = request.method() == http::verb::get || request.method() == http::verb::head;
+    std::string route = target;
     response_type response;
+    auto method_not_allowed = [&](const char* allow) {
+      response = detail_response(version, keep_alive, 405, "method not allowed");
+      response.set(http::field::allow, allow);
+    };
     if (target == "/v1/systemone") {
       auto content_type = request[http::field::content_type];
       if (request.method() != http::verb::post) {
-        response = detail_response(version, keep_alive, 405, "method not allowed");
-        response.set(http::field::allow, "POST");
+        method_not_allowed("POST");
       } else if (!content_type.empty() && media_type(content_type) != "application/json") {
         response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
       } else {
-        decision_response decided =
-            co_await engine.async_decide(std::move(request.body()), asio::use_awaitable);
+        decision_response decided = co_await engine.async_decide(
+            std::move(request.body()), request_id, asio::use_awaitable);
         response = json_response(version, keep_alive, decided.status, std::move(decided.body));
         if (decided.retry_after_seconds > 0)
           response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
       }
-    } else if (target == "/health") {
-      if (request.method() != http::verb::get && request.method() != http::verb::head) {
-        response = detail_response(version, keep_alive, 405, "method not allowed");
-        response.set(http::field::allow, "GET");
+    } else if (target == "/health" || target == "/health/ready") {
+      if (!is_get) method_not_allowed("GET");
+      else response = json_response(version, keep_alive, engine.ready() ? 200 : 503,
+                                    health_body(engine, options));
+    } else if (target == "/health/live") {
+      if (!is_get) method_not_allowed("GET");
+      else response = json_response(version, keep_alive, 200, "{\"status\":\"alive\"}");
+    } else if (target == "/metrics") {
+      if (!is_get) {
+        method_not_allowed("GET");
       } else {
-        response = json_response(version, keep_alive, engine.ready() ? 200 : 503,
-                                 health_body(engine, options));
+        response = response_type{http::status::ok, version};
+        response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+        response.keep_alive(keep_alive);
+        response.body() = engine.metrics().exposition(
+            static_cast<int64_t>(engine.queued_requests()), engine.identity(),
+            options.weights_description, engine.backend_description(), engine.ready());
+        response.prepare_payload();
       }
     } else {
+      route = "other";
       response = detail_response(version, keep_alive, 404, "unknown route");
     }
+    response.set("X-Request-Id", request_id);
+    const int status = static_cast<int>(response.result_int());
+    engine.metrics().count_request(route, status);
+    log_event(status >= 500 ? log_level::warning : log_level::info, "request",
+              {{"request_id", request_id}, {"route", route}, {"status", status},
+               {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                started).count()}});
     stream.expires_after(options.read_timeout);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || !keep_alive) break;

@@ -31,6 +31,14 @@ class backend {
 
   // A short description for logs and /health, e.g. "cpu (8 threads)".
   virtual std::string description() const = 0;
+
+  // Seconds spent in the vision encoder and the language prefills by the last run() (for the
+  // stage metrics); zero where a backend does not measure them.
+  struct stage_seconds {
+    double vision = 0;
+    double language = 0;
+  };
+  virtual stage_seconds last_run_seconds() const { return {}; }
 };
 
 }  // namespace cua_s1

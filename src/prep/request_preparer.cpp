@@ -1,6 +1,8 @@
 // The processor pipeline shared by the server and cua-s1-prepare.
 #include "prep/request_preparer.hpp"
 
+#include <chrono>
+
 #include "api/request_validation.hpp"
 #include "api/strict_json.hpp"
 #include "codec/image_decoder.hpp"
@@ -48,10 +50,14 @@ outcome<prepared_request> request_preparer::prepare(std::string_view body) const
 }
 
 outcome<prepared_request> request_preparer::prepare(decision_request request) const {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
   auto image = decode_image_data_url(request.image_data_url);
   if (!image) return image.error();
+  const auto decoded = clock::now();
 
   prepared_request prepared;
+  prepared.decode_seconds = std::chrono::duration<double>(decoded - started).count();
   prepared.pixels = preprocess_image(*image, files_.image);
   const uint32_t merge = files_.image.merge_size;
   const uint32_t grid_h = prepared.pixels.grid.h;
@@ -73,6 +79,7 @@ outcome<prepared_request> request_preparer::prepare(decision_request request) co
     prepared.input_tokens += total;
     prepared.questions.push_back(std::move(q));
   }
+  prepared.prepare_seconds = std::chrono::duration<double>(clock::now() - decoded).count();
   request.image_data_url = std::string();  // the encoded image is no longer needed
   prepared.request = std::move(request);
   prepared.image = std::move(*image);

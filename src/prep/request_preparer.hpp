@@ -30,6 +30,8 @@ struct prepared_request {
   prepared_image pixels;  // resized geometry, grid and float32 pixel values
   std::vector<prepared_question> questions;
   size_t input_tokens = 0;  // usage.input_tokens: sum of the prompt lengths
+  double decode_seconds = 0;   // base64 + image decoding
+  double prepare_seconds = 0;  // resize, pixel values, prompts, tokens, positions
 };
 
 // Owns the tokenizer and processor settings of one model directory; thread-safe after load.

@@ -1,0 +1,36 @@
+// Prometheus exposition of the server metrics: names, labels, cumulative buckets.
+#define BOOST_TEST_MODULE metrics
+#include <boost/test/unit_test.hpp>
+
+#include "actors/metrics.hpp"
+
+using namespace cua_s1;
+
+BOOST_AUTO_TEST_CASE(exposition_has_counters_gauges_and_cumulative_histograms) {
+  server_metrics metrics;
+  metrics.count_request("/v1/systemone", 200);
+  metrics.count_request("/v1/systemone", 200);
+  metrics.count_request("/v1/systemone", 422);
+  metrics.observe_stage(stage::total, 0.003);
+  metrics.observe_stage(stage::total, 0.2);
+  metrics.observe_prompt_tokens(300);
+  metrics.inflight_requests = 2;
+  std::string text = metrics.exposition(3, "m\"x", "bundled tiny model", "cpu", true);
+  auto has = [&](const std::string& line) {
+    BOOST_TEST(text.find(line + "\n") != std::string::npos, line);
+  };
+  has("# TYPE cua_s1_http_requests_total counter");
+  has("cua_s1_http_requests_total{route=\"/v1/systemone\",status=\"200\"} 2");
+  has("cua_s1_http_requests_total{route=\"/v1/systemone\",status=\"422\"} 1");
+  has("cua_s1_queue_depth 3");
+  has("cua_s1_inflight_requests 2");
+  has("cua_s1_stage_duration_seconds_bucket{stage=\"total\",le=\"0.001\"} 0");
+  has("cua_s1_stage_duration_seconds_bucket{stage=\"total\",le=\"0.005\"} 1");
+  has("cua_s1_stage_duration_seconds_bucket{stage=\"total\",le=\"0.25\"} 2");
+  has("cua_s1_stage_duration_seconds_bucket{stage=\"total\",le=\"+Inf\"} 2");
+  has("cua_s1_stage_duration_seconds_count{stage=\"total\"} 2");
+  has("cua_s1_stage_duration_seconds_count{stage=\"vision\"} 0");
+  has("cua_s1_prompt_tokens_bucket{le=\"512.0\"} 1");
+  has("cua_s1_ready 1");
+  has("cua_s1_model_info{model=\"m\\\"x\",weights=\"bundled tiny model\",backend=\"cpu\"} 1");
+}
