@@ -1,0 +1,96 @@
+// Fused rescale + normalize and merge-block patch flattening, bit-identical to Transformers 5.17's
+// torchvision backend (rescale_and_normalize + Qwen2VLImageProcessor.patchify).
+#include "prep/pixel_values.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "prep/bicubic_resize.hpp"
+
+namespace cua_s1 {
+namespace {
+
+using channel_table = std::array<float, 256>;
+
+// Every value a byte can take, per channel. The backend fuses rescale into normalize with
+// mean' = float32(mean) * 255 and std' = float32(std) * 255 computed in float32 (a float tensor
+// times the Python scalar 1 / (1 / 255) == 255.0), then runs (x - mean') / std' in float32: a
+// true division, not a multiply by the reciprocal.
+std::array<channel_table, 3> normalization_tables(const processor_config& config) {
+  std::array<channel_table, 3> tables{};
+  for (int c = 0; c < 3; ++c) {
+    const float mean = config.image_mean[c] * 255.0f;
+    const float std = config.image_std[c] * 255.0f;
+    for (int v = 0; v < 256; ++v) tables[c][v] = (static_cast<float>(v) - mean) / std;
+  }
+  return tables;
+}
+
+}  // namespace
+
+grid_thw image_grid_thw(uint32_t width, uint32_t height, const processor_config& config) {
+  return {1, height / config.patch_size, width / config.patch_size};
+}
+
+uint32_t patch_dim(const processor_config& config) {
+  return 3 * config.temporal_patch_size * config.patch_size * config.patch_size;
+}
+
+std::vector<float> make_pixel_values(const rgb_image& resized, const processor_config& config) {
+  const uint32_t p = config.patch_size;
+  const uint32_t m = config.merge_size;
+  const uint32_t plane = p * p;                                // floats per channel and frame
+  const uint32_t channel_span = config.temporal_patch_size * plane;  // floats per channel
+  const uint32_t dim = 3 * channel_span;
+  const grid_thw grid = image_grid_thw(resized.width, resized.height, config);
+  const auto tables = normalization_tables(config);
+
+  std::vector<float> values(static_cast<size_t>(grid.h) * grid.w * dim);
+  float* out = values.data();
+  const size_t src_stride = static_cast<size_t>(resized.width) * 3;
+  for (uint32_t block_y = 0; block_y < grid.h / m; ++block_y) {
+    for (uint32_t block_x = 0; block_x < grid.w / m; ++block_x) {
+      for (uint32_t merge_y = 0; merge_y < m; ++merge_y) {
+        for (uint32_t merge_x = 0; merge_x < m; ++merge_x, out += dim) {
+          const size_t y0 = static_cast<size_t>(block_y * m + merge_y) * p;
+          const size_t x0 = static_cast<size_t>(block_x * m + merge_x) * p;
+          float* r = out;
+          float* g = out + channel_span;
+          float* b = out + 2 * channel_span;
+          for (uint32_t py = 0; py < p; ++py) {
+            const uint8_t* src = resized.pixels.data() + (y0 + py) * src_stride + x0 * 3;
+            for (uint32_t px = 0; px < p; ++px, src += 3) {
+              r[py * p + px] = tables[0][src[0]];
+              g[py * p + px] = tables[1][src[1]];
+              b[py * p + px] = tables[2][src[2]];
+            }
+          }
+          // The still frame is repeated over the temporal positions of each channel.
+          for (uint32_t c = 0; c < 3; ++c) {
+            float* first = out + c * channel_span;
+            for (uint32_t t = 1; t < config.temporal_patch_size; ++t) {
+              std::memcpy(first + t * plane, first, plane * sizeof(float));
+            }
+          }
+        }
+      }
+    }
+  }
+  return values;
+}
+
+prepared_image preprocess_image(const rgb_image& image, const processor_config& config) {
+  prepared_image prepared;
+  prepared.resized = smart_resize(image.width, image.height, config);
+  const uint32_t w = prepared.resized.width;
+  const uint32_t h = prepared.resized.height;
+  prepared.grid = image_grid_thw(w, h, config);
+  if (w == image.width && h == image.height) {
+    prepared.pixel_values = make_pixel_values(image, config);
+  } else {
+    prepared.pixel_values = make_pixel_values(resize_bicubic_antialias(image, w, h), config);
+  }
+  return prepared;
+}
+
+}  // namespace cua_s1

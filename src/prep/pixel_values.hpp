@@ -1,0 +1,43 @@
+// Normalization and Qwen2-VL patch flattening of a resized picture into `pixel_values`.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codec/rgb_image.hpp"
+#include "prep/processor_config.hpp"
+#include "prep/smart_resize.hpp"
+
+namespace cua_s1 {
+
+// image_grid_thw: temporal groups (1 for a still picture), patch rows, patch columns.
+struct grid_thw {
+  uint32_t t = 0;
+  uint32_t h = 0;
+  uint32_t w = 0;
+};
+
+// {1, height / patch, width / patch} for a picture already resized by smart_resize.
+grid_thw image_grid_thw(uint32_t width, uint32_t height, const processor_config& config);
+
+// Floats per patch row of pixel_values: 3 * temporal_patch_size * patch_size^2 (1536).
+uint32_t patch_dim(const processor_config& config);
+
+// pixel_values as the torchvision Qwen2VLImageProcessor makes them: row-major float32
+// [patches, patch_dim], patches in (block_y, block_x, merge_y, merge_x) order and each row in
+// (channel, temporal, patch_y, patch_x) order, the frame repeated over the temporal positions,
+// each value (u8 - mean * 255) / (std * 255) in float32. Sides must be multiples of
+// patch_size * merge_size.
+std::vector<float> make_pixel_values(const rgb_image& resized, const processor_config& config);
+
+struct prepared_image {
+  resized_size resized;
+  grid_thw grid;
+  std::vector<float> pixel_values;
+};
+
+// smart_resize, antialiased bicubic resize and make_pixel_values in one call.
+// Precondition: aspect_ratio_supported(image.width, image.height).
+prepared_image preprocess_image(const rgb_image& image, const processor_config& config);
+
+}  // namespace cua_s1
