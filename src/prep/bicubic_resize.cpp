@@ -102,8 +102,8 @@ void resample_horizontal(const uint8_t* src, uint32_t src_width, uint32_t rows, 
         int32_t a, b;
         std::memcpy(&a, p, 4);
         std::memcpy(&b, p + 3, 4);
-        const __m128i pair = _mm_unpacklo_epi8(
-            _mm_unpacklo_epi8(_mm_cvtsi32_si128(a), _mm_cvtsi32_si128(b)), zero);
+        const __m128i pair =
+            _mm_unpacklo_epi8(_mm_unpacklo_epi8(_mm_cvtsi32_si128(a), _mm_cvtsi32_si128(b)), zero);
         const uint32_t w = static_cast<uint16_t>(k[t]) |
                            (static_cast<uint32_t>(static_cast<uint16_t>(k[t + 1])) << 16);
         acc = _mm_add_epi32(acc, _mm_madd_epi16(pair, _mm_set1_epi32(static_cast<int>(w))));
@@ -166,8 +166,7 @@ void vertical_row(const uint8_t* const* rows, const int16_t* k, uint32_t n, uint
     a1 = _mm_sra_epi32(a1, shift);
     a2 = _mm_sra_epi32(a2, shift);
     a3 = _mm_sra_epi32(a3, shift);
-    const __m128i packed =
-        _mm_packus_epi16(_mm_packs_epi32(a0, a1), _mm_packs_epi32(a2, a3));
+    const __m128i packed = _mm_packus_epi16(_mm_packs_epi32(a0, a1), _mm_packs_epi32(a2, a3));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), packed);
   }
 #endif

@@ -30,6 +30,10 @@ uint32_t patch_dim(const processor_config& config);
 // patch_size * merge_size.
 std::vector<float> make_pixel_values(const rgb_image& resized, const processor_config& config);
 
+// make_pixel_values into caller memory of grid.h * grid.w * patch_dim floats (e.g. a reused or
+// pinned upload buffer), avoiding the allocation and first-touch cost of a fresh vector.
+void write_pixel_values(const rgb_image& resized, const processor_config& config, float* out);
+
 struct prepared_image {
   resized_size resized;
   grid_thw grid;
