@@ -54,8 +54,8 @@ rgb_image make_picture(const std::string& kind, uint64_t seed, uint32_t width, u
     for (uint32_t y = 0; y < height; ++y)
       for (uint32_t x = 0; x < width; ++x)
         for (int c = 0; c < 3; ++c)
-          px[(static_cast<size_t>(y) * width + x) * 3 + c] =
-              static_cast<uint8_t>((p[3 * c] + x * (p[3 * c + 1] % 4) + y * (p[3 * c + 2] % 4)) % 256);
+          px[(static_cast<size_t>(y) * width + x) * 3 + c] = static_cast<uint8_t>(
+              (p[3 * c] + x * (p[3 * c + 1] % 4) + y * (p[3 * c + 2] % 4)) % 256);
   } else if (kind == "edges") {
     uint8_t p[7];
     for (int i = 0; i < 7; ++i) p[i] = top_byte(seed, i);
@@ -116,11 +116,11 @@ BOOST_AUTO_TEST_CASE(smart_resize_contract_table) {
     uint32_t w, h, rw, rh;
   };
   const row table[] = {
-      {1, 1, 256, 256},       {17, 19, 256, 288},     {256, 256, 256, 256},
-      {319, 241, 320, 256},   {272, 256, 256, 256},   {304, 256, 320, 256},
-      {640, 320, 640, 320},   {319, 641, 320, 640},   {200, 1, 3648, 32},
-      {7, 1400, 32, 3648},    {2048, 512, 2048, 512}, {1600, 600, 1600, 608},
-      {640, 480, 640, 480},   {1280, 720, 1280, 704}, {1280, 800, 1280, 800},
+      {1, 1, 256, 256},       {17, 19, 256, 288},       {256, 256, 256, 256},
+      {319, 241, 320, 256},   {272, 256, 256, 256},     {304, 256, 320, 256},
+      {640, 320, 640, 320},   {319, 641, 320, 640},     {200, 1, 3648, 32},
+      {7, 1400, 32, 3648},    {2048, 512, 2048, 512},   {1600, 600, 1600, 608},
+      {640, 480, 640, 480},   {1280, 720, 1280, 704},   {1280, 800, 1280, 800},
       {1024, 768, 1024, 768}, {1920, 1080, 1920, 1088},
   };
   const processor_config config;
@@ -262,7 +262,8 @@ BOOST_AUTO_TEST_CASE(patch_order_on_hand_made_picture) {
   BOOST_TEST(at(5, 2, 0, 0, 1) == 10.0f + 7 + 128);
   for (int patch = 0; patch < 8; ++patch)
     for (int c = 0; c < 3; ++c)
-      for (int k = 0; k < 4; ++k) BOOST_TEST(at(patch, c, 1, k / 2, k % 2) == at(patch, c, 0, k / 2, k % 2));
+      for (int k = 0; k < 4; ++k)
+        BOOST_TEST(at(patch, c, 1, k / 2, k % 2) == at(patch, c, 0, k / 2, k % 2));
 }
 
 BOOST_AUTO_TEST_CASE(pixel_values_match_reference) {
@@ -296,4 +297,33 @@ BOOST_AUTO_TEST_CASE(pixel_values_match_reference) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BOOST_TEST_MESSAGE(matched << "/" << rows.size() << " pixel_values hashes equal in " << seconds
                              << " s");
+}
+
+BOOST_AUTO_TEST_CASE(pixel_values_match_naive_indexing) {
+  // Every float of a 64 x 96 noise picture against the index formula of contract 7.6, for the
+  // vectorised 16-pixel path and the generic path (patch 8).
+  for (uint32_t patch : {16u, 8u}) {
+    processor_config config;
+    config.patch_size = patch;
+    const rgb_image image = make_picture("noise", 99, 64, 96);
+    const auto v = cua_s1::make_pixel_values(image, config);
+    const uint32_t gw = 64 / patch, gh = 96 / patch, dim = 3 * 2 * patch * patch;
+    BOOST_REQUIRE(v.size() == size_t{gw} * gh * dim);
+    size_t bad = 0;
+    for (uint32_t row = 0; row < gh; ++row)
+      for (uint32_t col = 0; col < gw; ++col) {
+        const uint32_t n = (((row / 2) * (gw / 2) + col / 2) * 2 + row % 2) * 2 + col % 2;
+        for (uint32_t c = 0; c < 3; ++c)
+          for (uint32_t t = 0; t < 2; ++t)
+            for (uint32_t py = 0; py < patch; ++py)
+              for (uint32_t px = 0; px < patch; ++px) {
+                const uint8_t byte =
+                    image.pixels[((row * patch + py) * 64 + col * patch + px) * 3 + c];
+                const float want = (static_cast<float>(byte) - 127.5f) / 127.5f;
+                const float got = v[size_t{n} * dim + ((c * 2 + t) * patch + py) * patch + px];
+                bad += std::memcmp(&want, &got, 4) != 0;
+              }
+      }
+    BOOST_TEST_CONTEXT("patch " << patch) { BOOST_TEST(bad == 0u); }
+  }
 }
