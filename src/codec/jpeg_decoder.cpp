@@ -93,7 +93,9 @@ outcome<rgb_image> decode_jpeg_pixels(std::span<const uint8_t> file, const jpeg_
   auto* data = const_cast<unsigned char*>(file.data());  // TurboJPEG 2.1 API is not const
   const auto size = static_cast<unsigned long>(file.size());
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsamp, &colorspace) != 0) {
+  // A corrupt-data warning (e.g. extraneous bytes before a marker) still yields the header.
+  if (tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsamp, &colorspace) != 0 &&
+      tjGetErrorCode(handle.get()) != TJERR_WARNING) {
     return invalid();
   }
   // libjpeg reads the first SOF, Pillow reports the last one; a second SOF is a libjpeg error.
