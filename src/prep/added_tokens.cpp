@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "prep/unicode_tables.hpp"
-#include "prep/utf8.hpp"
+#include "common/utf8.hpp"
 
 namespace cua_s1 {
 namespace {

@@ -9,7 +9,7 @@
 #include "prep/nfc.hpp"
 #include "prep/qwen_pretokenizer.hpp"
 #include "prep/tokenizer_json_reader.hpp"
-#include "prep/utf8.hpp"
+#include "common/utf8.hpp"
 
 namespace cua_s1 {
 namespace json = boost::json;
