@@ -126,6 +126,9 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
         method_not_allowed("POST");
       } else if (!content_type.empty() && media_type(content_type) != "application/json") {
         response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
+      } else if (!engine.ready()) {
+        response = detail_response(version, keep_alive, 503, "server is starting, retry later");
+        response.set(http::field::retry_after, "1");
       } else {
         decision_response decided = co_await engine.async_decide(
             std::move(request.body()), request_id, asio::use_awaitable);
