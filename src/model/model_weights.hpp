@@ -92,6 +92,7 @@ class model_weights {
   model_config config;
   vision_weights vision;
   language_weights language;
+  std::string identity;     // the answers' "model": "<adapter repo_id>@<revision>:multimodal"
   std::string description;  // e.g. "Qwen3.5 (4 layers, hidden 64) + LoRA r16 (22 modules)"
 
   model_weights() = default;
