@@ -9,6 +9,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -74,6 +75,18 @@ std::string media_type(beast::string_view value) {
   type = first == std::string::npos ? std::string() : type.substr(first);
   for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return type;
+}
+
+// Ends our side, then reads and discards what the client still sends (bounded in time), so a
+// client that is still writing a refused body (413, 400) reads our answer instead of a reset.
+asio::awaitable<void> lingering_close(beast::tcp_stream& stream) {
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) co_return;
+  stream.expires_after(std::chrono::seconds(2));
+  std::array<char, 64 * 1024> discard;
+  while (!ec)
+    co_await stream.async_read_some(asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
 }
 
 asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
@@ -170,7 +183,7 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || !keep_alive) break;
   }
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  co_await lingering_close(stream);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
