@@ -1,0 +1,91 @@
+// Resolves the model, adapter and lock paths of the options (the bundled tiny model by
+// default), loads and verifies the weights, and builds the CPU backend and request preparer.
+#include "server/serving_model.hpp"
+
+#include <filesystem>
+#include <thread>
+
+#include "common/json_log.hpp"
+#include "model/cpu/cpu_backend.hpp"
+#include "model/weight_loader.hpp"
+
+namespace cua_s1 {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct model_paths {
+  fs::path base, adapter, lock;
+  bool bundled = false;
+};
+
+// The bundled tiny model: next to an installed binary (../share/cua-s1/tiny), else the copy in
+// the source tree this binary was built from.
+fs::path bundled_tiny_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "cua-s1" / "tiny";
+    if (fs::exists(installed / "weights.lock.json", ec)) return installed;
+  }
+  return fs::path(CUA_S1_TINY_MODEL_DIR);
+}
+
+model_paths resolve_paths(const server_options& options) {
+  model_paths paths;
+  if (options.model_dir.empty()) {
+    const fs::path tiny = bundled_tiny_dir();
+    paths.base = tiny / "base";
+    paths.adapter = options.adapter_dir.empty() ? tiny / "multimodal" : fs::path(options.adapter_dir);
+    paths.lock = options.lock_file.empty() ? tiny / "weights.lock.json" : fs::path(options.lock_file);
+    paths.bundled = true;
+    return paths;
+  }
+  paths.base = options.model_dir;
+  const fs::path parent = fs::absolute(paths.base).lexically_normal().parent_path();
+  paths.adapter = options.adapter_dir.empty() ? parent / "cua-s1-4b-0.2" / "multimodal"
+                                              : fs::path(options.adapter_dir);
+  paths.lock = options.lock_file.empty() ? parent / "weights.lock.json" : fs::path(options.lock_file);
+  return paths;
+}
+
+}  // namespace
+
+outcome<serving_model> load_serving_model(const server_options& options) {
+  const model_paths paths = resolve_paths(options);
+  for (const auto& [what, path] : {std::pair{"model directory", paths.base},
+                                   std::pair{"adapter directory", paths.adapter}}) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec))
+      return failure{500, std::string(what) + " " + path.string() + " does not exist"};
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(paths.lock, ec))
+    return failure{500, "lock file " + paths.lock.string() + " does not exist (pass --lock FILE)"};
+
+  weight_sources sources;
+  sources.base_dir = paths.base;
+  sources.adapter_dir = paths.adapter;
+  sources.lock_file = paths.lock;
+  sources.progress = [](uint64_t done, uint64_t total) {
+    log_event(log_level::info, "verifying_weights",
+              {{"bytes_done", static_cast<int64_t>(done)}, {"bytes_total", static_cast<int64_t>(total)}});
+  };
+  auto weights = load_model_weights(sources);
+  if (!weights) return weights.error();
+
+  auto preparer = request_preparer::load(paths.base);
+  if (!preparer) return preparer.error();
+
+  const unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  serving_model model;
+  model.preparer = std::make_shared<const request_preparer>(std::move(*preparer));
+  model.identity = (*weights)->identity;
+  model.description = paths.bundled ? "bundled tiny model (" + (*weights)->description + ")"
+                                    : (*weights)->description;
+  model.model = make_cpu_backend(std::move(*weights), threads);
+  return model;
+}
+
+}  // namespace cua_s1
