@@ -1,0 +1,171 @@
+// The engine as a library inside another Asio host: async_decide with callbacks, use_future and
+// coroutines on the caller's io_context; readiness before and after warmup over HTTP; model
+// failures answered 500; no signal handlers installed.
+#define BOOST_TEST_MODULE engine_embedding
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "actors/decision_engine.hpp"
+#include "http/http_server.hpp"
+#include "server/serving_model.hpp"
+#include "server_process.hpp"
+#include "test_support.hpp"
+
+using namespace cua_s1;
+using namespace cua_s1::test;
+
+namespace {
+
+std::string small_request() { return read_file(fixture_path("prepare/requests/std-small.json")); }
+
+serving_model tiny_model() {
+  server_options options;
+  options.threads = 1;
+  auto loaded = load_serving_model(options);
+  BOOST_TEST_REQUIRE(loaded.ok(), (loaded.ok() ? "" : loaded.error().detail));
+  return std::move(*loaded);
+}
+
+std::unique_ptr<decision_engine> make_engine(boost::asio::io_context& io, serving_model model) {
+  engine_options settings;
+  settings.identity = model.identity;
+  return std::make_unique<decision_engine>(io.get_executor(), model.preparer,
+                                           std::move(model.model), settings);
+}
+
+// A backend double whose run() fails or returns non-finite logits: the runtime must answer 500.
+class broken_backend : public backend {
+ public:
+  explicit broken_backend(bool fail) : fail_(fail) {}
+  outcome<std::vector<question_logits>> run(const prepared_request& request) override {
+    if (fail_) return failure{500, "device lost"};
+    std::vector<question_logits> out(request.questions.size());
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i].logits.assign(request.questions[i].letter_ids.size(),
+                           std::numeric_limits<float>::quiet_NaN());
+    return out;
+  }
+  std::string description() const override { return "broken"; }
+
+ private:
+  bool fail_;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(callback_future_and_coroutine_give_the_same_answer) {
+  boost::asio::io_context io;
+  auto engine = make_engine(io, tiny_model());
+
+  std::string by_callback;
+  engine->async_decide(small_request(), [&](decision_response r) {
+    BOOST_TEST(r.status == 200);
+    by_callback = r.body;
+  });
+  io.run();
+  BOOST_TEST_REQUIRE(by_callback.find("\"answers\"") != std::string::npos, by_callback);
+
+  std::string by_coroutine;
+  io.restart();
+  boost::asio::co_spawn(io, [&]() -> boost::asio::awaitable<void> {
+    auto r = co_await engine->async_decide(small_request(), boost::asio::use_awaitable);
+    by_coroutine = r.body;
+  }, boost::asio::detached);
+  io.run();
+  BOOST_TEST(by_coroutine == by_callback);
+
+  io.restart();
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner([&io] { io.run(); });
+  auto by_future = engine->async_decide(small_request(), boost::asio::use_future).get();
+  guard.reset();
+  runner.join();
+  BOOST_TEST(by_future.body == by_callback);
+
+  // Validation failures complete through the same path.
+  io.restart();
+  decision_response bad;
+  engine->async_decide("[]", [&](decision_response r) { bad = r; });
+  io.run();
+  BOOST_TEST(bad.status == 400);
+}
+
+BOOST_AUTO_TEST_CASE(health_is_starting_until_warmup_and_no_signal_handlers) {
+  boost::asio::io_context io;
+  auto engine = make_engine(io, tiny_model());
+  http_options options;
+  options.port = 0;
+  options.weights_description = "bundled tiny model";
+  http_server server(io, *engine, options);
+  BOOST_TEST_REQUIRE(server.start().ok());
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner([&io] { io.run(); });
+  {
+    http_connection connection(server.bound_port());
+    auto health = connection.get("/health");
+    BOOST_TEST(health.status == 503);
+    BOOST_TEST(health.body == R"({"status":"starting"})");
+    BOOST_TEST(connection.get("/health/ready").status == 503);
+    BOOST_TEST(connection.get("/health/live").status == 200);
+    auto early = connection.post("/v1/systemone", small_request());
+    BOOST_TEST(early.status == 503);
+    BOOST_TEST(early.retry_after == "1");
+  }
+  BOOST_TEST_REQUIRE(engine->warm_up().ok());
+  {
+    http_connection connection(server.bound_port());
+    auto health = connection.get("/health");
+    BOOST_TEST(health.status == 200);
+    BOOST_TEST(health.body.find("\"status\":\"ready\"") != std::string::npos, health.body);
+    BOOST_TEST(connection.post("/v1/systemone", small_request()).status == 200);
+  }
+  // The library leaves signal handling to its host.
+  for (int number : {SIGINT, SIGTERM}) {
+    struct sigaction current {};
+    sigaction(number, nullptr, &current);
+    BOOST_TEST((current.sa_handler == SIG_DFL));
+  }
+  server.stop_accepting();
+  guard.reset();
+  io.stop();
+  runner.join();
+}
+
+BOOST_AUTO_TEST_CASE(model_failures_are_500_inference_failed) {
+  for (bool fail : {true, false}) {
+    boost::asio::io_context io;
+    auto model = tiny_model();
+    model.model = std::make_unique<broken_backend>(fail);
+    auto engine = make_engine(io, std::move(model));
+    decision_response answer;
+    engine->async_decide(small_request(), [&](decision_response r) { answer = r; });
+    io.run();
+    BOOST_TEST(answer.status == 500);
+    BOOST_TEST(answer.body == R"({"detail":"inference failed"})");
+    BOOST_TEST(!engine->warm_up().ok());
+    BOOST_TEST(!engine->ready());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_example_program_answers_a_request) {
+  const std::string command = std::string(CUA_S1_BINARY_DIR) + "/examples/embed_engine " +
+                              fixture_path("prepare/requests/std-two-questions.json") + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  BOOST_TEST_REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+  const int status = pclose(pipe);
+  BOOST_TEST(status == 0, output);
+  BOOST_TEST(output.find("200 {\"model\":") != std::string::npos, output);
+  BOOST_TEST(output.find("\"usage\":{\"input_tokens\":") != std::string::npos, output);
+}
