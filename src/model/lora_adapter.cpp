@@ -1,12 +1,11 @@
 // PEFT LoRA: adapter_config.json validation and attaching the adapter's A/B pairs to Linears.
 #include "model/lora_adapter.hpp"
+#include "model/json_file.hpp"
 
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace cua_s1 {
 namespace json = boost::json;
@@ -45,15 +44,9 @@ outcome<lora_config> read_lora_config(const std::filesystem::path& adapter_confi
   auto fail = [&](const std::string& problem) -> failure {
     return failure{500, file + ": " + problem};
   };
-  std::ifstream stream(adapter_config_json, std::ios::binary);
-  if (!stream) return failure{500, "cannot read the adapter config " + file};
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  json::error_code ec;
-  const json::value root = json::parse(buffer.str(), ec);
-  if (ec) return fail("invalid JSON (" + ec.message() + ")");
-  if (!root.is_object()) return fail("the top level must be an object");
-  const json::object& top = root.get_object();
+  auto root = read_json_object_file(adapter_config_json, "adapter config");
+  if (!root) return root.error();
+  const json::object& top = *root;
 
   const json::value* peft_type = top.if_contains("peft_type");
   if (!peft_type || !peft_type->is_string()) return fail("peft_type is missing");

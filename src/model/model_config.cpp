@@ -1,13 +1,12 @@
 // Reads and checks a Qwen3.5 config.json (text_config + vision_config) into model_config.
 #include "model/model_config.hpp"
+#include "model/json_file.hpp"
 
 #include <boost/json.hpp>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <numeric>
 #include <optional>
-#include <sstream>
 
 namespace cua_s1 {
 namespace json = boost::json;
@@ -283,15 +282,9 @@ int32_t token_id(field_reader& in, const json::object& root, std::string_view ke
 
 outcome<model_config> read_model_config(const std::filesystem::path& config_json) {
   const std::string file = config_json.string();
-  std::ifstream stream(config_json, std::ios::binary);
-  if (!stream) return failure{500, "cannot read the model config " + file};
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  boost::system::error_code ec;
-  json::value root = json::parse(buffer.str(), ec);
-  if (ec) return failure{500, file + ": invalid JSON (" + ec.message() + ")"};
-  if (!root.is_object()) return failure{500, file + ": the top level must be an object"};
-  const json::object& top = root.get_object();
+  auto root = read_json_object_file(config_json, "model config");
+  if (!root) return root.error();
+  const json::object& top = *root;
 
   std::string error;
   field_reader in(file, &error);

@@ -1,11 +1,10 @@
 // load_model_weights: lock verification, config, shard mapping, tensor checks and LoRA attachment.
 #include "model/weight_loader.hpp"
+#include "model/json_file.hpp"
 
 #include <boost/json.hpp>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "model/lora_adapter.hpp"
 #include "model/safetensors_file.hpp"
@@ -31,14 +30,9 @@ const char* dtype_name(dtype type) { return type == dtype::f32 ? "F32" : "BF16";
 // The weight_map of model.safetensors.index.json: tensor -> shard file name (mtp.* dropped).
 outcome<std::map<std::string, std::string>> read_index(const fs::path& path) {
   const std::string file = path.string();
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return failure{500, "cannot read " + file};
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  json::error_code ec;
-  const json::value root = json::parse(buffer.str(), ec);
-  if (ec) return failure{500, file + ": invalid JSON (" + ec.message() + ")"};
-  const json::value* map = root.is_object() ? root.get_object().if_contains("weight_map") : nullptr;
+  auto root = read_json_object_file(path, "weight index");
+  if (!root) return root.error();
+  const json::value* map = root->if_contains("weight_map");
   if (!map || !map->is_object()) return failure{500, file + ": weight_map must be an object"};
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : map->get_object()) {

@@ -1,5 +1,6 @@
 // Reading the weights lock and verifying the model directories against it (size + SHA-256).
 #include "model/weight_lock.hpp"
+#include "model/json_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,10 +8,8 @@
 #include <boost/json.hpp>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <tuple>
 
 #include "common/sha256.hpp"
@@ -71,15 +70,9 @@ outcome<weight_lock> weight_lock::read(const fs::path& lock_file) {
   auto fail = [&](const std::string& problem) -> failure {
     return failure{500, "lock file " + file + ": " + problem};
   };
-  std::ifstream stream(lock_file, std::ios::binary);
-  if (!stream) return failure{500, "cannot read the lock file " + file};
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  json::error_code ec;
-  const json::value root = json::parse(buffer.str(), ec);
-  if (ec) return fail("invalid JSON (" + ec.message() + ")");
-  if (!root.is_object()) return fail("the top level must be an object");
-  const json::object& top = root.get_object();
+  auto root = read_json_object_file(lock_file, "lock file");
+  if (!root) return root.error();
+  const json::object& top = *root;
   const auto schema = string_field(top, "schema");
   if (!schema) return fail("schema is missing");
   if (*schema != weight_lock_schema)
