@@ -286,6 +286,28 @@ BOOST_AUTO_TEST_CASE(contract_and_image_rejections_over_http) {
   BOOST_TEST(images > 20u);
 }
 
+BOOST_AUTO_TEST_CASE(health_is_starting_until_the_warmup_decision_succeeds) {
+  // The server listens once the weights are loaded and then runs the warmup decision (~0.2 s
+  // on the tiny model with one thread), so a probe right after "listening" sees it starting.
+  server_process fresh({"--threads", "1"});
+  http_connection connection(fresh.port());
+  auto health = connection.get("/health");
+  BOOST_TEST((health.status == 503 || health.status == 200));
+  if (health.status == 503) {
+    BOOST_TEST(health.body == R"({"status":"starting"})");
+    BOOST_TEST(connection.get("/health/ready").status == 503);
+    BOOST_TEST(connection.get("/health/live").status == 200);
+    auto early = connection.post("/v1/systemone", request_body("std-small"));
+    BOOST_TEST(early.status == 503);
+    BOOST_TEST(!early.retry_after.empty());
+  } else {
+    BOOST_TEST_MESSAGE("the warmup finished before the first probe; only the ready state checked");
+  }
+  BOOST_TEST_REQUIRE(fresh.wait_ready(), fresh.log());
+  BOOST_TEST(connection.get("/health").status == 200);
+  BOOST_TEST(connection.post("/v1/systemone", request_body("std-small")).status == 200);
+}
+
 BOOST_AUTO_TEST_CASE(a_model_that_fails_to_load_exits_non_zero) {
   const fs::path missing = fs::temp_directory_path() / "cua-s1-no-such-model";
   server_process process({"--model", missing.string()}, std::chrono::seconds(20));
