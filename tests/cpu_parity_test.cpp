@@ -1,285 +1,43 @@
-// The CPU backend on the bundled tiny model against its Transformers 5.17 + PEFT 0.21 controls
-// (tests/fixtures/tiny/reference, tools/make_tiny_reference.py): inputs, letter logits and
-// probabilities against the fp32 control, the contract 12.1 tolerance rule against the bf16
-// control, per-stage relative errors, and bit-identical repeated runs.
+// The CPU backend on the bundled tiny model against its Transformers 5.17 + PEFT 0.21 controls:
+// inputs, letter logits and probabilities within 1e-3 / 1e-4 of the fp32 control, per-stage
+// relative errors under 1e-3, the contract 12.1 tolerance rule against the bf16 control, and
+// bit-identical repeated runs.
 #define BOOST_TEST_MODULE cpu_parity
-#include <boost/json.hpp>
-#include <boost/test/unit_test.hpp>
-#include <cmath>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "actors/response_assembler.hpp"
 #include "model/cpu/cpu_backend.hpp"
-#include "model/weight_loader.hpp"
-#include "prep/request_preparer.hpp"
-#include "test_support.hpp"
+#include "tiny_parity.hpp"
 
-namespace json = boost::json;
 using namespace cua_s1;
+namespace parity = cua_s1::test::parity;
 
 namespace {
 
-std::vector<double> numbers(const json::value& array) {
-  std::vector<double> out;
-  for (const auto& v : array.as_array()) out.push_back(v.to_number<double>());
-  return out;
+std::unique_ptr<backend> make_cpu(std::shared_ptr<const model_weights> weights,
+                                  cpu::stage_probe probe) {
+  return make_cpu_backend(std::move(weights), 4, std::move(probe));
 }
 
-std::vector<int64_t> integers(const json::value& array) {
-  std::vector<int64_t> out;
-  for (const auto& v : array.as_array()) out.push_back(v.to_number<int64_t>());
-  return out;
-}
-
-// One captured activation [rows, cols].
-struct stage_tensor {
-  int64_t rows = 0, cols = 0;
-  std::vector<float> values;
-};
-using stage_map = std::map<std::string, stage_tensor>;
-
-// A case of the reference, prepared and run once by our CPU backend.
-struct case_result {
-  const json::object* reference = nullptr;
-  prepared_request prepared;
-  std::vector<std::vector<float>> logits;     // per question
-  stage_map vision_stages;                    // vision.*
-  std::vector<stage_map> question_stages;     // language.* per question
-};
-
-struct tiny_model {
-  std::shared_ptr<const model_weights> weights;
-  std::shared_ptr<const request_preparer> preparer;
-  json::value reference;
-  std::vector<case_result> cases;
-};
-
-tiny_model& model() {
-  static std::unique_ptr<tiny_model> loaded = [] {
-    auto m = std::make_unique<tiny_model>();
-    const std::string tiny = test::fixture_path("tiny");
-    weight_sources sources;
-    sources.base_dir = tiny + "/base";
-    sources.adapter_dir = tiny + "/multimodal";
-    sources.lock_file = tiny + "/weights.lock.json";
-    auto weights = load_model_weights(sources);
-    if (!weights) throw std::runtime_error("tiny model: " + weights.error().detail);
-    m->weights = *weights;
-    auto preparer = request_preparer::load(tiny + "/base");
-    if (!preparer) throw std::runtime_error("tiny preparer: " + preparer.error().detail);
-    m->preparer = std::make_shared<const request_preparer>(std::move(*preparer));
-    m->reference = test::read_json_fixture("tiny/reference/reference.json");
-
-    // One backend whose probe records every stage of the run in progress.
-    stage_map* target = nullptr;
-    stage_map vision_capture;
-    cpu::stage_probe probe = [&](const std::string& stage, const float* data, int64_t rows,
-                                 int64_t cols) {
-      stage_map& into = stage.rfind("vision.", 0) == 0 ? vision_capture : *target;
-      into[stage] = {rows, cols, std::vector<float>(data, data + rows * cols)};
-    };
-    auto backend = make_cpu_backend(m->weights, 4, probe);
-    for (const auto& c : m->reference.at("cases").as_array()) {
-      case_result result;
-      result.reference = &c.as_object();
-      const std::string body = test::read_file(
-          test::fixture_path("prepare/requests/" + std::string(c.at("request").as_string())));
-      auto prepared = m->preparer->prepare(body);
-      if (!prepared) throw std::runtime_error("prepare failed: " + prepared.error().detail);
-      result.prepared = std::move(*prepared);
-      // Run question by question so the probe can tell the questions' stages apart.
-      vision_capture.clear();
-      for (size_t q = 0; q < result.prepared.questions.size(); ++q) {
-        prepared_request single = result.prepared;
-        single.questions = {result.prepared.questions[q]};
-        result.question_stages.emplace_back();
-        target = &result.question_stages.back();
-        auto logits = backend->run(single);
-        if (!logits) throw std::runtime_error("run failed: " + logits.error().detail);
-        result.logits.push_back(logits->at(0).logits);
-      }
-      result.vision_stages = vision_capture;
-      m->cases.push_back(std::move(result));
-    }
-    return m;
-  }();
+const parity::tiny_run& run() {
+  static const std::unique_ptr<parity::tiny_run> loaded = parity::run_tiny_corpus(make_cpu);
   return *loaded;
-}
-
-// ||ours[rows] - reference|| / ||reference|| over the reference's sampled rows.
-double relative_error(const stage_tensor& ours, const json::object& reference) {
-  const auto rows = integers(reference.at("rows"));
-  const auto& values = reference.at("values").as_array();
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto row = numbers(values[i]);
-    BOOST_REQUIRE_LT(rows[i], ours.rows);
-    BOOST_REQUIRE_EQUAL(int64_t(row.size()), ours.cols);
-    for (size_t j = 0; j < row.size(); ++j) {
-      const double d = ours.values[size_t(rows[i] * ours.cols) + j] - row[j];
-      diff += d * d;
-      norm += row[j] * row[j];
-    }
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-}
-
-// Relative error of the bf16 control's sampled rows against the fp32 control's.
-double control_error(const json::object& bf16, const json::object& fp32) {
-  const auto& a = bf16.at("values").as_array();
-  const auto& b = fp32.at("values").as_array();
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto x = numbers(a[i]), y = numbers(b[i]);
-    for (size_t j = 0; j < y.size(); ++j) {
-      diff += (x[j] - y[j]) * (x[j] - y[j]);
-      norm += y[j] * y[j];
-    }
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-}
-
-void check_stages(const std::string& label, const stage_map& ours, const json::object& stages) {
-  const auto& fp32 = stages.at("fp32").as_object();
-  const auto& bf16 = stages.at("bf16").as_object();
-  for (const auto& [name, reference] : fp32) {
-    const std::string stage(name);
-    BOOST_TEST_CONTEXT(label << " " << stage) {
-      BOOST_REQUIRE_MESSAGE(ours.count(stage), "the CPU backend did not report " << stage);
-      const double ours_error = relative_error(ours.at(stage), reference.as_object());
-      const double bf16_error = control_error(bf16.at(name).as_object(), reference.as_object());
-      BOOST_TEST_MESSAGE(label << " " << stage << ": relative error vs fp32 " << ours_error
-                               << " (bf16 control: " << bf16_error << ")");
-      BOOST_TEST(ours_error < 1e-3);
-    }
-  }
 }
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(inputs_equal_the_reference_inputs) {
-  for (const case_result& c : model().cases) {
-    const std::string name(c.reference->at("name").as_string());
-    BOOST_TEST_CONTEXT(name) {
-      const auto grid = integers(c.reference->at("grid_thw"));
-      BOOST_TEST(grid == (std::vector<int64_t>{c.prepared.pixels.grid.t, c.prepared.pixels.grid.h,
-                                               c.prepared.pixels.grid.w}),
-                 boost::test_tools::per_element());
-      const auto& questions = c.reference->at("questions").as_array();
-      BOOST_REQUIRE_EQUAL(questions.size(), c.prepared.questions.size());
-      for (size_t q = 0; q < questions.size(); ++q) {
-        const prepared_question& ours = c.prepared.questions[q];
-        const auto ids = integers(questions[q].at("input_ids"));
-        BOOST_TEST(ids == std::vector<int64_t>(ours.input_ids.begin(), ours.input_ids.end()),
-                   boost::test_tools::per_element());
-        const auto& axes = questions[q].at("position_ids").as_array();
-        for (size_t axis = 0; axis < 3; ++axis) {
-          const auto& mine = ours.positions.axes[axis];
-          BOOST_TEST(integers(axes[axis]) == std::vector<int64_t>(mine.begin(), mine.end()),
-                     boost::test_tools::per_element());
-        }
-        const auto letters = integers(questions[q].at("letter_ids"));
-        BOOST_TEST(letters == std::vector<int64_t>(ours.letter_ids.begin(), ours.letter_ids.end()),
-                   boost::test_tools::per_element());
-      }
-    }
-  }
-}
+BOOST_AUTO_TEST_CASE(inputs_equal_the_reference_inputs) { parity::check_inputs(run()); }
 
 BOOST_AUTO_TEST_CASE(letter_logits_and_probabilities_match_the_fp32_control) {
-  double worst_logit = 0, worst_probability = 0;
-  for (const case_result& c : model().cases) {
-    const std::string name(c.reference->at("name").as_string());
-    const auto& questions = c.reference->at("questions").as_array();
-    for (size_t q = 0; q < questions.size(); ++q) {
-      BOOST_TEST_CONTEXT(name << " question " << q) {
-        const auto& fp32 = questions[q].at("fp32").as_object();
-        const auto logits = numbers(fp32.at("logits"));
-        const auto probabilities = numbers(fp32.at("probabilities"));
-        const std::vector<float>& ours = c.logits[q];
-        const std::vector<float> our_probabilities = letter_softmax(ours);
-        BOOST_REQUIRE_EQUAL(ours.size(), logits.size());
-        for (size_t i = 0; i < ours.size(); ++i) {
-          worst_logit = std::max(worst_logit, std::abs(ours[i] - logits[i]));
-          worst_probability =
-              std::max(worst_probability, std::abs(our_probabilities[i] - probabilities[i]));
-          BOOST_TEST(std::abs(ours[i] - logits[i]) <= 1e-3);
-          BOOST_TEST(std::abs(our_probabilities[i] - probabilities[i]) <= 1e-4);
-        }
-      }
-    }
-  }
-  BOOST_TEST_MESSAGE("max |logit - fp32| = " << worst_logit
-                                             << ", max |p - p_fp32| = " << worst_probability);
+  parity::check_fp32_logits(run(), 1e-3, 1e-4);
 }
 
 BOOST_AUTO_TEST_CASE(stage_errors_against_the_controls) {
-  for (const case_result& c : model().cases) {
-    const std::string name(c.reference->at("name").as_string());
-    check_stages(name, c.vision_stages, c.reference->at("stages").as_object());
-    const auto& questions = c.reference->at("questions").as_array();
-    for (size_t q = 0; q < questions.size(); ++q)
-      check_stages(name + " q" + std::to_string(q), c.question_stages[q],
-                   questions[q].at("stages").as_object());
-  }
+  parity::check_all_stages(run(), [](double) { return 1e-3; });
 }
 
-// spec/contract.md 12.1, per corpus: max |p - p_fp32| <= 2 max |p_bf16 - p_fp32| + 0.01, and
-// the fp32 top choice kept wherever its top-two margin is >= 0.05.
 BOOST_AUTO_TEST_CASE(tolerance_rule_against_the_bf16_control) {
-  std::map<std::string, std::pair<double, double>> errors;  // corpus -> (ours, bf16)
-  for (const case_result& c : model().cases) {
-    const std::string corpus(c.reference->at("corpus").as_string());
-    auto& [ours_max, bf16_max] = errors[corpus];
-    const auto& questions = c.reference->at("questions").as_array();
-    for (size_t q = 0; q < questions.size(); ++q) {
-      const auto fp32 = numbers(questions[q].at("fp32").at("probabilities"));
-      const auto bf16 = numbers(questions[q].at("bf16").at("probabilities"));
-      const std::vector<float> ours = letter_softmax(c.logits[q]);
-      double sum = 0;
-      for (size_t i = 0; i < fp32.size(); ++i) {
-        ours_max = std::max(ours_max, std::abs(ours[i] - fp32[i]));
-        bf16_max = std::max(bf16_max, std::abs(bf16[i] - fp32[i]));
-        BOOST_TEST((std::isfinite(ours[i]) && ours[i] >= 0 && ours[i] <= 1));
-        sum += ours[i];
-      }
-      BOOST_TEST(std::abs(sum - 1.0) <= 1e-5);
-      size_t top = 0, ours_top = 0;
-      for (size_t i = 1; i < fp32.size(); ++i) {
-        if (fp32[i] > fp32[top]) top = i;
-        if (ours[i] > ours[ours_top]) ours_top = i;
-      }
-      double second = 0;
-      for (size_t i = 0; i < fp32.size(); ++i)
-        if (i != top) second = std::max(second, fp32[i]);
-      const double margin = fp32.size() == 1 ? 1.0 : fp32[top] - second;
-      if (margin >= 0.05) BOOST_TEST(ours_top == top);
-    }
-  }
-  BOOST_REQUIRE(errors.count("standard") && errors.count("boundary"));
-  for (const auto& [corpus, pair] : errors) {
-    const double allowed = 2 * pair.second + 0.01;
-    BOOST_TEST_MESSAGE(corpus << ": max error " << pair.first << ", bf16 control " << pair.second
-                              << ", allowed " << allowed);
-    BOOST_TEST(pair.first <= allowed);
-  }
+  parity::check_tolerance_rule(run());
 }
 
 // Language re-runs and a vision re-run after language calls are bit-identical.
 BOOST_AUTO_TEST_CASE(repeated_runs_are_bit_identical) {
-  tiny_model& m = model();
-  auto backend = make_cpu_backend(m.weights, 4);
-  for (const case_result& c : m.cases) {
-    if (c.prepared.questions.size() < 2) continue;
-    auto first = backend->run(c.prepared);
-    auto second = backend->run(c.prepared);
-    BOOST_REQUIRE(first && second);
-    for (size_t q = 0; q < c.prepared.questions.size(); ++q) {
-      BOOST_TEST(first->at(q).logits == second->at(q).logits, boost::test_tools::per_element());
-      BOOST_TEST(first->at(q).logits == c.logits[q], boost::test_tools::per_element());
-    }
-  }
+  parity::check_repeated_runs(run(), make_cpu);
 }

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -13,8 +14,15 @@
 
 namespace cua_s1::test {
 
+// The fixtures directory compiled in, or $CUA_S1_FIXTURES_DIR (test binaries run on another
+// machine, e.g. the GPU host, where the source tree sits elsewhere).
+inline std::string fixtures_dir() {
+  const char* override_dir = std::getenv("CUA_S1_FIXTURES_DIR");
+  return override_dir && *override_dir ? std::string(override_dir) : std::string(CUA_S1_FIXTURES);
+}
+
 inline std::string fixture_path(const std::string& relative) {
-  return std::string(CUA_S1_FIXTURES) + "/" + relative;
+  return fixtures_dir() + "/" + relative;
 }
 
 inline std::string read_file(const std::string& path) {

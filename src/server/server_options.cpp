@@ -37,7 +37,10 @@ std::string server_usage() {
          "                          (default: MODEL/../cua-s1-4b-0.2/multimodal)  [CUA_S1_ADAPTER]\n"
          "  --lock FILE             weights lock, every file checked by size and SHA-256\n"
          "                          (default: MODEL/../weights.lock.json)         [CUA_S1_LOCK]\n"
-         "  --threads N             backend compute threads, 0 = all cores (0)   [CUA_S1_THREADS]\n"
+         "  --backend NAME          cuda, cpu, or auto = cuda when this build has it and a GPU\n"
+         "                          is present, else cpu (auto)                 [CUA_S1_BACKEND]\n"
+         "  --device N              CUDA device index (0)                        [CUA_S1_DEVICE]\n"
+         "  --threads N             CPU backend compute threads, 0 = all cores (0) [CUA_S1_THREADS]\n"
          "Serving:\n"
          "  --host ADDRESS          bind address (127.0.0.1)                     [CUA_S1_HOST]\n"
          "  --port PORT             TCP port, 0 = any free port (8000)           [CUA_S1_PORT]\n"
@@ -71,6 +74,8 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--host", "CUA_S1_HOST", [&](const std::string& v) { return !(options.host = v).empty(); }, "an address"},
       {"--port", "CUA_S1_PORT", [&](const std::string& v) { return parse_number<unsigned short>(v, options.port, 0, 65535); }, "a port 0-65535"},
       {"--threads", "CUA_S1_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.threads, 0, 1024); }, "a count 0-1024"},
+      {"--backend", "CUA_S1_BACKEND", [&](const std::string& v) { options.backend = v; return v == "auto" || v == "cpu" || v == "cuda"; }, "auto, cpu or cuda"},
+      {"--device", "CUA_S1_DEVICE", [&](const std::string& v) { return parse_number<int>(v, options.device, 0, 1023); }, "a device index 0-1023"},
       {"--decode-threads", "CUA_S1_DECODE_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.decode_threads, 1, 256); }, "a count 1-256"},
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},

@@ -17,6 +17,8 @@ struct server_options {
   std::string host = "127.0.0.1";  // --host / CUA_S1_HOST
   unsigned short port = 8000;      // --port / CUA_S1_PORT
   unsigned threads = 0;            // --threads / CUA_S1_THREADS: backend threads, 0 = all cores
+  std::string backend = "auto";    // --backend / CUA_S1_BACKEND: auto, cpu or cuda
+  int device = 0;                  // --device / CUA_S1_DEVICE: CUDA device index
   unsigned decode_threads = 2;     // --decode-threads / CUA_S1_DECODE_THREADS
   size_t max_queued_requests = 64;    // --max-queued-requests
   size_t max_queued_questions = 512;  // --max-queued-questions

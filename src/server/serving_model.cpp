@@ -7,6 +7,9 @@
 
 #include "common/json_log.hpp"
 #include "model/cpu/cpu_backend.hpp"
+#ifdef CUA_S1_HAVE_CUDA
+#include "gpu/cuda_backend.hpp"
+#endif
 #include "model/weight_loader.hpp"
 
 namespace cua_s1 {
@@ -49,6 +52,28 @@ model_paths resolve_paths(const server_options& options) {
   return paths;
 }
 
+// The backend the options ask for; "auto" takes the GPU when this build and machine have one.
+outcome<std::unique_ptr<backend>> make_backend(const server_options& options,
+                                               std::shared_ptr<const model_weights> weights) {
+  const unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+#ifdef CUA_S1_HAVE_CUDA
+  const int gpus = cuda_device_count();
+  if (options.backend == "cuda" || (options.backend == "auto" && gpus > 0))
+    return make_cuda_backend(std::move(weights), options.device);
+  if (options.backend == "auto")
+    log_event(log_level::info, "backend_choice",
+              {{"backend", "cpu"}, {"reason", "no CUDA device found"}});
+#else
+  if (options.backend == "cuda")
+    return failure{500, "--backend cuda: this build has no CUDA backend (configure with nvcc present)"};
+  if (options.backend == "auto")
+    log_event(log_level::info, "backend_choice",
+              {{"backend", "cpu"}, {"reason", "this build has no CUDA backend"}});
+#endif
+  return std::unique_ptr<backend>(make_cpu_backend(std::move(weights), threads));
+}
+
 }  // namespace
 
 outcome<serving_model> load_serving_model(const server_options& options) {
@@ -77,14 +102,14 @@ outcome<serving_model> load_serving_model(const server_options& options) {
   auto preparer = request_preparer::load(paths.base);
   if (!preparer) return preparer.error();
 
-  const unsigned threads =
-      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   serving_model model;
   model.preparer = std::make_shared<const request_preparer>(std::move(*preparer));
   model.identity = (*weights)->identity;
   model.description = paths.bundled ? "bundled tiny model (" + (*weights)->description + ")"
                                     : (*weights)->description;
-  model.model = make_cpu_backend(std::move(*weights), threads);
+  auto backend = make_backend(options, std::move(*weights));
+  if (!backend) return backend.error();
+  model.model = std::move(*backend);
   return model;
 }
 

@@ -9,23 +9,12 @@
 #include "model/cpu/norms.hpp"
 #include "model/cpu/rope.hpp"
 #include "model/cpu/tensor_math.hpp"
+#include "model/position_taps.hpp"
 
 namespace cua_s1::cpu {
 namespace {
 
 constexpr float layer_norm_eps = 1e-6f;
-
-// torch.linspace(0, end, steps) in fp32: the first half counts up from 0, the second half down
-// from `end` (as the CPU kernel does), so the last value is exactly `end`.
-std::vector<float> torch_linspace(float end, int64_t steps) {
-  std::vector<float> out(size_t(steps), 0.0f);
-  if (steps == 1) return out;
-  const float step = end / float(steps - 1);
-  const int64_t halfway = steps / 2;
-  for (int64_t i = 0; i < steps; ++i)
-    out[size_t(i)] = i < halfway ? step * float(i) : end - step * float(steps - i - 1);
-  return out;
-}
 
 void layer_norm_of(const norm_weights& norm, const float* x, int64_t rows, int64_t dim,
                    float* out) {
@@ -41,30 +30,20 @@ vision_encoder::vision_encoder(const model_weights& weights, unsigned threads)
 
 std::vector<float> vision_encoder::position_embeddings(const grid_thw& grid) const {
   const vision_config& config = weights_.config.vision;
-  const int64_t side = config.position_side(), hidden = config.hidden_size;
-  const uint32_t merge = config.spatial_merge_size;
-  const std::vector<float> ys = torch_linspace(float(side - 1), grid.h);
-  const std::vector<float> xs = torch_linspace(float(side - 1), grid.w);
+  const int64_t hidden = config.hidden_size;
+  const position_taps taps =
+      vision_position_taps(grid, config.position_side(), config.spatial_merge_size);
   const int64_t patches = int64_t(grid.h) * grid.w;
   std::vector<float> out(size_t(patches * hidden));
   std::vector<float> row(static_cast<size_t>(hidden));
-  const uint32_t block_cols = grid.w / merge;
   for (int64_t n = 0; n < patches; ++n) {
-    // Patch n in merge-blocked order sits at grid (r, c).
-    const int64_t ic = n % merge, ir = (n / merge) % merge, block = n / (int64_t(merge) * merge);
-    const int64_t r = (block / block_cols) * merge + ir, c = (block % block_cols) * merge + ic;
-    const float y = ys[size_t(r)], x = xs[size_t(c)];
-    const int64_t y0 = int64_t(y), x0 = int64_t(x);
-    const int64_t y1 = std::min(y0 + 1, side - 1), x1 = std::min(x0 + 1, side - 1);
-    const float dy = y - float(y0), dx = x - float(x0);
-    const int64_t taps[4] = {y0 * side + x0, y0 * side + x1, y1 * side + x0, y1 * side + x1};
-    const float tap_weights[4] = {(1 - dy) * (1 - dx), (1 - dy) * dx, dy * (1 - dx), dy * dx};
     float* target = out.data() + n * hidden;
     for (int tap = 0; tap < 4; ++tap) {
-      copy_rows_f32(weights_.vision.pos_embed, hidden, taps[tap], taps[tap] + 1, row.data());
+      const int64_t source = taps.rows[size_t(n * 4 + tap)];
+      const float weight = taps.weights[size_t(n * 4 + tap)];
+      copy_rows_f32(weights_.vision.pos_embed, hidden, source, source + 1, row.data());
       for (int64_t d = 0; d < hidden; ++d)
-        target[d] = tap == 0 ? row[size_t(d)] * tap_weights[0]
-                             : target[d] + row[size_t(d)] * tap_weights[tap];
+        target[d] = tap == 0 ? row[size_t(d)] * weight : target[d] + row[size_t(d)] * weight;
     }
   }
   return out;

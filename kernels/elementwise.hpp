@@ -1,0 +1,32 @@
+// Elementwise kernels of the forward pass: conversions, bias and residual adds, activations.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace cua_s1::kernels {
+
+// out[i] = bf16(in[i]) for n values.
+void f32_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, cudaStream_t stream);
+
+// y[r, c] += bias[c] for rows x cols values with row stride ldy.
+void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bias,
+              cudaStream_t stream);
+
+// out = bf16(act(in)): tanh-GELU (vision blocks) or erf-GELU (merger).
+enum class gelu_kind { tanh, erf };
+void gelu_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, gelu_kind kind,
+                  cudaStream_t stream);
+
+// out = bf16(SiLU(gate) * up) (SwiGLU).
+void silu_mul_to_bf16(const float* gate, const float* up, __nv_bfloat16* out, int64_t n,
+                      cudaStream_t stream);
+
+// Output gate of full attention: out[t, h*D + d] = bf16(attended[t, h*D + d] *
+// sigmoid(qg[t, h*2D + D + d])), the gate read from the interleaved q_proj output.
+void attention_gate_to_bf16(const float* attended, const float* qg, int64_t tokens, int64_t heads,
+                            int64_t head_dim, __nv_bfloat16* out, cudaStream_t stream);
+
+}  // namespace cua_s1::kernels

@@ -1,0 +1,39 @@
+// Gated DeltaNet kernels (spec/model.md 4.4): causal conv + SiLU, q/k L2 norms, the beta/decay
+// gates and the gated delta rule with an fp32 state.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace cua_s1::kernels {
+
+// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]), u before the prompt = 0.
+void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
+                      int64_t kernel, float* c, cudaStream_t stream);
+
+// In place, per token t and head h: x <- x * rsqrt(sum x^2 + 1e-6) * scale for the `dim` values
+// at x[t * ld + h * dim].
+void l2_normalise_heads(float* x, int64_t tokens, int64_t ld, int64_t heads, int64_t dim,
+                        float scale, cudaStream_t stream);
+
+// beta = sigmoid(b), decay = exp(-exp(a_log[h]) * softplus(a + dt_bias[h])) for [tokens, heads].
+void deltanet_gates(const float* b, const float* a, const float* a_log, const float* dt_bias,
+                    int64_t tokens, int64_t heads, float* beta, float* decay, cudaStream_t stream);
+
+// The gated delta rule run token by token (decay, correction with the decayed state, update,
+// output read after the update), state S_h [key_dim, value_dim] in fp32 registers. q, k, v of
+// token t sit in `qkv` at row t (stride ld) at q_offset / k_offset + key head * key_dim and
+// v_offset + value head * value_dim; value head h reads key head h / (value_heads / key_heads).
+// out [tokens, value_heads * value_dim].
+struct delta_rule_args {
+  const float* qkv = nullptr;
+  int64_t ld = 0, q_offset = 0, k_offset = 0, v_offset = 0;
+  const float* beta = nullptr;   // [tokens, value_heads]
+  const float* decay = nullptr;  // [tokens, value_heads]
+  int64_t tokens = 0, key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0;
+  float* out = nullptr;
+};
+void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream);
+
+}  // namespace cua_s1::kernels

@@ -1,0 +1,235 @@
+// Places every tensor in one device allocation (256-byte aligned slots), then copies them:
+// bf16 matrices byte for byte, small tensors and LoRA pairs widened to fp32.
+#include "gpu/device_weights.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "gpu/cuda_check.hpp"
+
+namespace cua_s1::gpu {
+namespace {
+
+int64_t elements_of(const tensor_view& view) {
+  int64_t count = 1;
+  for (int64_t extent : view.shape) count *= extent;
+  return count;
+}
+
+uint16_t float_to_bf16_bits(float value) {  // round to nearest even (weights are finite)
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return uint16_t(bits >> 16);
+}
+
+float bf16_bits_to_float(uint16_t bits) {
+  const uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// Records where each tensor goes, then fills the arena in one pass over the jobs.
+class arena_plan {
+ public:
+  const bf16* matrix(const tensor_view& view) {
+    const int64_t count = elements_of(view);
+    const size_t offset = reserve(size_t(count) * 2);
+    jobs_.push_back({offset, [view, count](void* target) {
+      if (view.type == tensor_view::dtype::bf16) {
+        check_cuda(cudaMemcpy(target, view.data, size_t(count) * 2, cudaMemcpyHostToDevice),
+                   "cudaMemcpy (weights)");
+        return;
+      }
+      std::vector<uint16_t> narrowed(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) narrowed[size_t(i)] = float_to_bf16_bits(view.f32()[i]);
+      check_cuda(cudaMemcpy(target, narrowed.data(), narrowed.size() * 2, cudaMemcpyHostToDevice),
+                 "cudaMemcpy (weights)");
+    }});
+    return reinterpret_cast<const bf16*>(offset + 1);  // patched in fill()
+  }
+
+  const float* floats(const tensor_view& view) {
+    const int64_t count = elements_of(view);
+    const size_t offset = reserve(size_t(count) * 4);
+    jobs_.push_back({offset, [view, count](void* target) {
+      std::vector<float> wide(static_cast<size_t>(count));
+      if (view.type == tensor_view::dtype::f32)
+        std::memcpy(wide.data(), view.data, wide.size() * 4);
+      else
+        for (int64_t i = 0; i < count; ++i) wide[size_t(i)] = bf16_bits_to_float(view.bf16()[i]);
+      check_cuda(cudaMemcpy(target, wide.data(), wide.size() * 4, cudaMemcpyHostToDevice),
+                 "cudaMemcpy (weights)");
+    }});
+    return reinterpret_cast<const float*>(offset + 1);
+  }
+
+  size_t bytes() const { return next_; }
+
+  void fill(char* base) {
+    for (const job& j : jobs_) j.copy(base + j.offset);
+  }
+
+ private:
+  struct job {
+    size_t offset;
+    std::function<void(void*)> copy;
+  };
+  size_t reserve(size_t bytes) {
+    const size_t offset = next_;
+    next_ += (bytes + 255) / 256 * 256;
+    return offset;
+  }
+  size_t next_ = 0;
+  std::vector<job> jobs_;
+};
+
+// Placeholder pointers hold offset + 1 until the arena exists; this turns them into addresses.
+template <class T>
+void relocate(T*& pointer, char* base) {
+  if (pointer) pointer = reinterpret_cast<T*>(base + (reinterpret_cast<uintptr_t>(pointer) - 1));
+}
+
+device_linear place_linear(arena_plan& plan, const linear_weights& layer) {
+  device_linear out;
+  out.weight = plan.matrix(layer.weight);
+  out.out = layer.weight.shape.at(0);
+  out.in = elements_of(layer.weight) / out.out;
+  if (layer.bias) out.bias = plan.floats(*layer.bias);
+  if (layer.lora) {
+    out.lora.a = plan.floats(layer.lora->a);
+    out.lora.b = plan.floats(layer.lora->b);
+    out.lora.rank = layer.lora->a.shape.at(0);
+    out.lora.scale = layer.lora->scale;
+  }
+  return out;
+}
+
+device_norm place_norm(arena_plan& plan, const norm_weights& norm) {
+  device_norm out;
+  out.weight = plan.floats(norm.weight);
+  if (norm.bias) out.bias = plan.floats(*norm.bias);
+  return out;
+}
+
+void relocate(device_linear& layer, char* base) {
+  relocate(layer.weight, base);
+  relocate(layer.bias, base);
+  relocate(layer.lora.a, base);
+  relocate(layer.lora.b, base);
+}
+
+void relocate(device_norm& norm, char* base) {
+  relocate(norm.weight, base);
+  relocate(norm.bias, base);
+}
+
+}  // namespace
+
+device_weights::device_weights(const model_weights& weights) {
+  arena_plan plan;
+  const vision_weights& v = weights.vision;
+  vision.patch_embed = place_linear(plan, v.patch_embed);
+  vision.pos_embed = plan.matrix(v.pos_embed);
+  for (const vision_block_weights& block : v.blocks) {
+    device_vision_block b;
+    b.norm1 = place_norm(plan, block.norm1);
+    b.norm2 = place_norm(plan, block.norm2);
+    b.qkv = place_linear(plan, block.qkv);
+    b.proj = place_linear(plan, block.proj);
+    b.fc1 = place_linear(plan, block.fc1);
+    b.fc2 = place_linear(plan, block.fc2);
+    vision.blocks.push_back(b);
+  }
+  vision.merger_norm = place_norm(plan, v.merger_norm);
+  vision.merger_fc1 = place_linear(plan, v.merger_fc1);
+  vision.merger_fc2 = place_linear(plan, v.merger_fc2);
+
+  const language_weights& l = weights.language;
+  language.embed_tokens = plan.matrix(l.embed_tokens);
+  language.vocab = l.embed_tokens.shape.at(0);
+  for (const decoder_layer_weights& layer : l.layers) {
+    device_layer d;
+    d.input_norm = place_norm(plan, layer.input_layernorm);
+    d.post_attention_norm = place_norm(plan, layer.post_attention_layernorm);
+    if (layer.linear_attn) {
+      const gated_deltanet_weights& g = *layer.linear_attn;
+      d.deltanet.in_proj_qkv = place_linear(plan, g.in_proj_qkv);
+      d.deltanet.in_proj_z = place_linear(plan, g.in_proj_z);
+      d.deltanet.in_proj_b = place_linear(plan, g.in_proj_b);
+      d.deltanet.in_proj_a = place_linear(plan, g.in_proj_a);
+      d.deltanet.out_proj = place_linear(plan, g.out_proj);
+      d.deltanet.conv1d = plan.floats(g.conv1d);
+      d.deltanet.a_log = plan.floats(g.a_log);
+      d.deltanet.dt_bias = plan.floats(g.dt_bias);
+      d.deltanet.norm = plan.floats(g.norm);
+    } else if (layer.self_attn) {
+      const gated_attention_weights& a = *layer.self_attn;
+      d.full_attention = true;
+      d.attention.q_proj = place_linear(plan, a.q_proj);
+      d.attention.k_proj = place_linear(plan, a.k_proj);
+      d.attention.v_proj = place_linear(plan, a.v_proj);
+      d.attention.o_proj = place_linear(plan, a.o_proj);
+      d.attention.q_norm = plan.floats(a.q_norm);
+      d.attention.k_norm = plan.floats(a.k_norm);
+    } else {
+      throw std::invalid_argument("device_weights: a decoder layer has no token mixer");
+    }
+    d.gate_proj = place_linear(plan, layer.gate_proj);
+    d.up_proj = place_linear(plan, layer.up_proj);
+    d.down_proj = place_linear(plan, layer.down_proj);
+    language.layers.push_back(d);
+  }
+  language.final_norm = place_norm(plan, l.final_norm);
+
+  bytes_ = plan.bytes();
+  check_cuda(cudaMalloc(&arena_, bytes_), "cudaMalloc (weights)");
+  char* base = static_cast<char*>(arena_);
+  try {
+    plan.fill(base);
+  } catch (...) {
+    cudaFree(arena_);
+    throw;
+  }
+
+  relocate(vision.patch_embed, base);
+  relocate(vision.pos_embed, base);
+  for (device_vision_block& b : vision.blocks) {
+    relocate(b.norm1, base);
+    relocate(b.norm2, base);
+    relocate(b.qkv, base);
+    relocate(b.proj, base);
+    relocate(b.fc1, base);
+    relocate(b.fc2, base);
+  }
+  relocate(vision.merger_norm, base);
+  relocate(vision.merger_fc1, base);
+  relocate(vision.merger_fc2, base);
+  relocate(language.embed_tokens, base);
+  for (device_layer& d : language.layers) {
+    relocate(d.input_norm, base);
+    relocate(d.post_attention_norm, base);
+    for (device_linear* linear :
+         {&d.deltanet.in_proj_qkv, &d.deltanet.in_proj_z, &d.deltanet.in_proj_b,
+          &d.deltanet.in_proj_a, &d.deltanet.out_proj, &d.attention.q_proj, &d.attention.k_proj,
+          &d.attention.v_proj, &d.attention.o_proj, &d.gate_proj, &d.up_proj, &d.down_proj})
+      relocate(*linear, base);
+    relocate(d.deltanet.conv1d, base);
+    relocate(d.deltanet.a_log, base);
+    relocate(d.deltanet.dt_bias, base);
+    relocate(d.deltanet.norm, base);
+    relocate(d.attention.q_norm, base);
+    relocate(d.attention.k_norm, base);
+  }
+  relocate(language.final_norm, base);
+}
+
+device_weights::~device_weights() {
+  if (arena_) cudaFree(arena_);
+}
+
+}  // namespace cua_s1::gpu

@@ -1,0 +1,32 @@
+// What every GPU forward step needs: the stream, the GEMM plans, Linear layers with bias and the
+// unmerged LoRA, and stage reports for the parity tests.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "gpu/device_weights.hpp"
+#include "gpu/lt_gemm.hpp"
+#include "model/cpu/stage_probe.hpp"
+
+namespace cua_s1::gpu {
+
+struct forward_context {
+  cudaStream_t stream = nullptr;
+  lt_gemm* gemm = nullptr;
+  const cpu::stage_probe* probe = nullptr;  // null or empty: no stage reports
+
+  // y[m, out] (ldy) = x W^T + bias + LoRA, or y += that when `accumulate` (a residual add).
+  // x is the bf16 input [m, in] with row stride in.
+  void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
+              bool accumulate) const;
+
+  bool probing() const { return probe && *probe; }
+
+  // Copies [rows, cols] fp32 from the device (synchronising the stream) and reports it.
+  void report(const std::string& stage, const float* device_data, int64_t rows,
+              int64_t cols) const;
+};
+
+}  // namespace cua_s1::gpu

@@ -1,0 +1,223 @@
+// Text prefill: embedding + image scatter, Gated DeltaNet / gated attention layers with SwiGLU
+// MLPs, final norm of the last row, letter readout.
+#include "gpu/language_forward.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "gpu/gemm_attention.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/embedding.hpp"
+#include "kernels/gated_deltanet.hpp"
+#include "kernels/norms.hpp"
+#include "model/cpu/rope.hpp"
+
+namespace cua_s1::gpu {
+namespace {
+
+// Per token: the embedding row (id >= 0) or image row r (-r - 1); validated like the CPU backend.
+std::vector<int32_t> token_sources(const model_config& config, int64_t vocab,
+                                   const prepared_question& question, int64_t image_rows) {
+  std::vector<int32_t> sources;
+  sources.reserve(question.input_ids.size());
+  int64_t image_row = 0;
+  for (const int32_t id : question.input_ids) {
+    if (id < 0 || id >= vocab) throw std::invalid_argument("token id outside the vocabulary");
+    if (id == config.image_token_id) {
+      if (image_row == image_rows) throw std::invalid_argument("more image pads than features");
+      sources.push_back(int32_t(-image_row - 1));
+      ++image_row;
+    } else {
+      sources.push_back(id);
+    }
+  }
+  if (image_row != image_rows) throw std::invalid_argument("fewer image pads than features");
+  return sources;
+}
+
+struct text_rotary_tables {
+  device_buffer<float> cos, sin;
+  int64_t half = 0;
+};
+
+void run_deltanet(const forward_context& ctx, const text_config& config,
+                  const device_deltanet& layer, const bf16* x, int64_t tokens, float* h) {
+  const cudaStream_t s = ctx.stream;
+  const int64_t key_heads = config.linear_num_key_heads, value_heads = config.linear_num_value_heads;
+  const int64_t key_dim = config.linear_key_head_dim, value_dim = config.linear_value_head_dim;
+  const int64_t q_width = key_heads * key_dim, v_width = value_heads * value_dim;
+  const int64_t channels = 2 * q_width + v_width;
+
+  device_buffer<float> u(size_t(tokens * channels), s), z(size_t(tokens * v_width), s);
+  device_buffer<float> b(size_t(tokens * value_heads), s), a(size_t(tokens * value_heads), s);
+  ctx.linear(layer.in_proj_qkv, x, tokens, u.get(), channels, false);
+  ctx.linear(layer.in_proj_z, x, tokens, z.get(), v_width, false);
+  ctx.linear(layer.in_proj_b, x, tokens, b.get(), value_heads, false);
+  ctx.linear(layer.in_proj_a, x, tokens, a.get(), value_heads, false);
+
+  device_buffer<float> c(size_t(tokens * channels), s);
+  kernels::causal_conv_silu(u.get(), tokens, channels, layer.conv1d, config.linear_conv_kernel_dim,
+                            c.get(), s);
+  kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
+                              1.0f / std::sqrt(float(key_dim)), s);
+  kernels::l2_normalise_heads(c.get() + q_width, tokens, channels, key_heads, key_dim, 1.0f, s);
+  device_buffer<float> beta(size_t(tokens * value_heads), s), decay(size_t(tokens * value_heads), s);
+  kernels::deltanet_gates(b.get(), a.get(), layer.a_log, layer.dt_bias, tokens, value_heads,
+                          beta.get(), decay.get(), s);
+
+  device_buffer<float> o(size_t(tokens * v_width), s);
+  kernels::delta_rule_args rule;
+  rule.qkv = c.get();
+  rule.ld = channels;
+  rule.q_offset = 0;
+  rule.k_offset = q_width;
+  rule.v_offset = 2 * q_width;
+  rule.beta = beta.get();
+  rule.decay = decay.get();
+  rule.tokens = tokens;
+  rule.key_heads = key_heads;
+  rule.value_heads = value_heads;
+  rule.key_dim = key_dim;
+  rule.value_dim = value_dim;
+  rule.out = o.get();
+  kernels::gated_delta_rule(rule, s);
+
+  device_buffer<bf16> normed(size_t(tokens * v_width), s);
+  kernels::gated_rms_norm_to_bf16(o.get(), z.get(), tokens * value_heads, value_dim, layer.norm,
+                                  config.rms_norm_eps, normed.get(), s);
+  ctx.linear(layer.out_proj, normed.get(), tokens, h, config.hidden_size, true);
+}
+
+void run_attention_layer(const forward_context& ctx, const text_config& config,
+                         const device_attention& layer, const text_rotary_tables& rotary,
+                         const bf16* x, int64_t tokens, float* h) {
+  const cudaStream_t s = ctx.stream;
+  const int64_t head_dim = config.head_dim;
+  const int64_t heads = config.num_attention_heads, kv_heads = config.num_key_value_heads;
+  const int64_t q_width = heads * head_dim, kv_width = kv_heads * head_dim;
+
+  device_buffer<float> qg(size_t(tokens * 2 * q_width), s);
+  device_buffer<float> k(size_t(tokens * kv_width), s), v(size_t(tokens * kv_width), s);
+  ctx.linear(layer.q_proj, x, tokens, qg.get(), 2 * q_width, false);
+  ctx.linear(layer.k_proj, x, tokens, k.get(), kv_width, false);
+  ctx.linear(layer.v_proj, x, tokens, v.get(), kv_width, false);
+
+  device_buffer<bf16> q_ready(size_t(tokens * q_width), s), k_ready(size_t(tokens * kv_width), s);
+  device_buffer<bf16> v_ready(size_t(tokens * kv_width), s);
+  kernels::head_norm_rope_args prep;
+  prep.in = qg.get();
+  prep.ld_in = 2 * q_width;
+  prep.head_stride = 2 * head_dim;  // q_proj rows are [q | gate] per head
+  prep.tokens = tokens;
+  prep.heads = heads;
+  prep.head_dim = head_dim;
+  prep.weight = layer.q_norm;
+  prep.eps = config.rms_norm_eps;
+  prep.cos = rotary.cos.get();
+  prep.sin = rotary.sin.get();
+  prep.half = rotary.half;
+  prep.out = q_ready.get();
+  kernels::head_norm_rope_to_bf16(prep, s);
+  prep.in = k.get();
+  prep.ld_in = kv_width;
+  prep.head_stride = head_dim;
+  prep.heads = kv_heads;
+  prep.weight = layer.k_norm;
+  prep.out = k_ready.get();
+  kernels::head_norm_rope_to_bf16(prep, s);
+  kernels::f32_to_bf16(v.get(), v_ready.get(), tokens * kv_width, s);
+
+  device_buffer<float> attended(size_t(tokens * q_width), s);
+  attention_problem problem;
+  problem.q = q_ready.get();
+  problem.ldq = q_width;
+  problem.k = k_ready.get();
+  problem.ldk = kv_width;
+  problem.v = v_ready.get();
+  problem.ldv = kv_width;
+  problem.out = attended.get();
+  problem.ldo = q_width;
+  problem.tokens = tokens;
+  problem.q_heads = heads;
+  problem.kv_heads = kv_heads;
+  problem.head_dim = head_dim;
+  problem.scale = 1.0f / std::sqrt(float(head_dim));
+  problem.causal = true;
+  run_attention(*ctx.gemm, problem, s);
+
+  device_buffer<bf16> gated(size_t(tokens * q_width), s);
+  kernels::attention_gate_to_bf16(attended.get(), qg.get(), tokens, heads, head_dim, gated.get(), s);
+  ctx.linear(layer.o_proj, gated.get(), tokens, h, config.hidden_size, true);
+}
+
+void run_mlp(const forward_context& ctx, const text_config& config, const device_layer& layer,
+             const bf16* x, int64_t tokens, float* h) {
+  const cudaStream_t s = ctx.stream;
+  const int64_t inner = config.intermediate_size;
+  device_buffer<float> gate(size_t(tokens * inner), s), up(size_t(tokens * inner), s);
+  ctx.linear(layer.gate_proj, x, tokens, gate.get(), inner, false);
+  ctx.linear(layer.up_proj, x, tokens, up.get(), inner, false);
+  device_buffer<bf16> product(size_t(tokens * inner), s);
+  kernels::silu_mul_to_bf16(gate.get(), up.get(), product.get(), tokens * inner, s);
+  ctx.linear(layer.down_proj, product.get(), tokens, h, config.hidden_size, true);
+}
+
+}  // namespace
+
+void enqueue_letter_logits(const forward_context& ctx, const model_config& model,
+                           const device_language& weights, const prepared_question& question,
+                           const float* image_features, int64_t image_rows, float* logits) {
+  const text_config& config = model.text;
+  const cudaStream_t s = ctx.stream;
+  const int64_t hidden = config.hidden_size;
+  const int64_t tokens = int64_t(question.input_ids.size());
+  if (tokens == 0 || question.positions.axes[0].size() != size_t(tokens))
+    throw std::invalid_argument("positions do not match the prompt");
+
+  const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
+  device_buffer<int32_t> device_sources(sources.size(), s);
+  upload(sources.data(), sources.size(), device_sources.get(), s);
+  device_buffer<float> h(size_t(tokens * hidden), s);
+  kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
+                        h.get(), s);
+  ctx.report("language.embeddings", h.get(), tokens, hidden);
+
+  const cpu::rotary_table table =
+      cpu::text_rotary(question.positions, config.rotary_dim(), config.rope_theta,
+                       config.mrope_section);
+  text_rotary_tables rotary{device_buffer<float>(table.cos.size(), s),
+                            device_buffer<float>(table.sin.size(), s), table.half};
+  upload(table.cos.data(), table.cos.size(), rotary.cos.get(), s);
+  upload(table.sin.data(), table.sin.size(), rotary.sin.get(), s);
+
+  device_buffer<bf16> normed(size_t(tokens * hidden), s);
+  for (size_t i = 0; i < weights.layers.size(); ++i) {
+    const device_layer& layer = weights.layers[i];
+    kernels::rms_norm_zero_centred(h.get(), tokens, hidden, hidden, layer.input_norm.weight,
+                                   config.rms_norm_eps, normed.get(), nullptr, s);
+    if (layer.full_attention)
+      run_attention_layer(ctx, config, layer.attention, rotary, normed.get(), tokens, h.get());
+    else
+      run_deltanet(ctx, config, layer.deltanet, normed.get(), tokens, h.get());
+    kernels::rms_norm_zero_centred(h.get(), tokens, hidden, hidden,
+                                   layer.post_attention_norm.weight, config.rms_norm_eps,
+                                   normed.get(), nullptr, s);
+    run_mlp(ctx, config, layer, normed.get(), tokens, h.get());
+    ctx.report("language.layers." + std::to_string(i), h.get(), tokens, hidden);
+  }
+
+  // Final norm: every row when a probe wants the stage, else the last position alone.
+  const int64_t first = ctx.probing() ? 0 : tokens - 1;
+  device_buffer<float> final_rows(size_t((tokens - first) * hidden), s);
+  kernels::rms_norm_zero_centred(h.get() + first * hidden, tokens - first, hidden, hidden,
+                                 weights.final_norm.weight, config.rms_norm_eps, nullptr,
+                                 final_rows.get(), s);
+  if (first == 0) ctx.report("language.norm", final_rows.get(), tokens, hidden);
+
+  device_buffer<int32_t> letters(question.letter_ids.size(), s);
+  upload(question.letter_ids.data(), question.letter_ids.size(), letters.get(), s);
+  kernels::letter_logits(final_rows.get() + (tokens - 1 - first) * hidden, weights.embed_tokens,
+                         letters.get(), int64_t(question.letter_ids.size()), hidden, logits, s);
+}
+
+}  // namespace cua_s1::gpu

@@ -1,0 +1,61 @@
+// Row-major bf16 x bf16 -> fp32 matrix products through cuBLASLt (fp32 accumulation, no TF32),
+// with a cache of one heuristic algorithm per shape, so a shape always runs the same algorithm.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+
+namespace cua_s1::gpu {
+
+// C[m, n] = alpha * A[m, k] op(B) + beta * C, all row-major with leading dimensions in elements.
+// op(B) = B^T with B stored [n, k] when b_transposed (a Linear weight), else B stored [k, n].
+// batch > 1 runs `batch` products, matrix i at A + i * stride_a (likewise B, C).
+struct gemm_call {
+  int64_t m = 0, n = 0, k = 0;
+  const __nv_bfloat16* a = nullptr;
+  int64_t lda = 0;
+  const __nv_bfloat16* b = nullptr;
+  int64_t ldb = 0;
+  bool b_transposed = true;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  int32_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
+class lt_gemm {
+ public:
+  explicit lt_gemm(size_t workspace_bytes = size_t(32) << 20);
+  ~lt_gemm();
+  lt_gemm(const lt_gemm&) = delete;
+  lt_gemm& operator=(const lt_gemm&) = delete;
+
+  void run(const gemm_call& call, cudaStream_t stream);
+
+  // Shorthand for a Linear layer: y[m, n] (ldy) (+)= x[m, k] (ldx) W[n, k]^T.
+  void linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+              const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
+              cudaStream_t stream);
+
+  size_t plans() const { return plans_.size(); }
+
+ private:
+  struct plan;
+  using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
+                         int64_t, int64_t, int64_t, int, int, int, bool>;
+  const plan& plan_for(const gemm_call& call);
+
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_;
+  std::map<key, std::unique_ptr<plan>> plans_;
+};
+
+}  // namespace cua_s1::gpu

@@ -1,0 +1,128 @@
+// Vision forward: patch GEMM + bias + interpolated positions, blocks (LayerNorm, qkv, 2-D rotary,
+// attention, proj, MLP with LoRA), merger. Host-side geometry is uploaded once per image.
+#include "gpu/vision_forward.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "gpu/gemm_attention.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/norms.hpp"
+#include "kernels/vision.hpp"
+#include "model/cpu/rope.hpp"
+#include "model/position_taps.hpp"
+
+namespace cua_s1::gpu {
+namespace {
+
+constexpr float layer_norm_eps = 1e-6f;
+
+struct image_geometry {  // per image, on the device
+  device_buffer<int32_t> tap_rows;
+  device_buffer<float> tap_weights;
+  device_buffer<float> cos, sin;
+};
+
+image_geometry upload_geometry(const forward_context& ctx, const vision_config& config,
+                               const grid_thw& grid) {
+  const position_taps taps =
+      vision_position_taps(grid, config.position_side(), config.spatial_merge_size);
+  const cpu::rotary_table rotary = cpu::vision_rotary(grid.h, grid.w, config.spatial_merge_size,
+                                                      config.head_dim(), config.rope_theta);
+  image_geometry g{device_buffer<int32_t>(taps.rows.size(), ctx.stream),
+                   device_buffer<float>(taps.weights.size(), ctx.stream),
+                   device_buffer<float>(rotary.cos.size(), ctx.stream),
+                   device_buffer<float>(rotary.sin.size(), ctx.stream)};
+  upload(taps.rows.data(), taps.rows.size(), g.tap_rows.get(), ctx.stream);
+  upload(taps.weights.data(), taps.weights.size(), g.tap_weights.get(), ctx.stream);
+  upload(rotary.cos.data(), rotary.cos.size(), g.cos.get(), ctx.stream);
+  upload(rotary.sin.data(), rotary.sin.size(), g.sin.get(), ctx.stream);
+  return g;
+}
+
+void run_block(const forward_context& ctx, const vision_config& config,
+               const device_vision_block& block, const image_geometry& geometry, int64_t n,
+               float* x) {
+  const int64_t hidden = config.hidden_size, inner = config.intermediate_size;
+  const cudaStream_t s = ctx.stream;
+  device_buffer<bf16> normed(size_t(n * hidden), s);
+  kernels::layer_norm_to_bf16(x, n, hidden, block.norm1.weight, block.norm1.bias, layer_norm_eps,
+                              normed.get(), s);
+  {
+    device_buffer<float> qkv(size_t(n * 3 * hidden), s);
+    ctx.linear(block.qkv, normed.get(), n, qkv.get(), 3 * hidden, false);
+    device_buffer<bf16> qkv_rotated(size_t(n * 3 * hidden), s);
+    kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), geometry.cos.get(),
+                                   geometry.sin.get(), qkv_rotated.get(), s);
+    device_buffer<float> attended(size_t(n * hidden), s);
+    attention_problem problem;
+    problem.q = qkv_rotated.get();
+    problem.k = qkv_rotated.get() + hidden;
+    problem.v = qkv_rotated.get() + 2 * hidden;
+    problem.ldq = problem.ldk = problem.ldv = 3 * hidden;
+    problem.out = attended.get();
+    problem.ldo = hidden;
+    problem.tokens = n;
+    problem.q_heads = problem.kv_heads = config.num_heads;
+    problem.head_dim = config.head_dim();
+    problem.scale = 1.0f / std::sqrt(float(config.head_dim()));
+    run_attention(*ctx.gemm, problem, s);
+    kernels::f32_to_bf16(attended.get(), normed.get(), n * hidden, s);
+    ctx.linear(block.proj, normed.get(), n, x, hidden, true);
+  }
+  kernels::layer_norm_to_bf16(x, n, hidden, block.norm2.weight, block.norm2.bias, layer_norm_eps,
+                              normed.get(), s);
+  device_buffer<float> up(size_t(n * inner), s);
+  ctx.linear(block.fc1, normed.get(), n, up.get(), inner, false);
+  device_buffer<bf16> activated(size_t(n * inner), s);
+  kernels::gelu_to_bf16(up.get(), activated.get(), n * inner, kernels::gelu_kind::tanh, s);
+  ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
+}
+
+}  // namespace
+
+device_buffer<float> encode_image(const forward_context& ctx, const vision_config& config,
+                                  const device_vision& weights, const prepared_image& image) {
+  const grid_thw& grid = image.grid;
+  const int64_t n = int64_t(grid.h) * grid.w, hidden = config.hidden_size;
+  const int64_t merge_area = int64_t(config.spatial_merge_size) * config.spatial_merge_size;
+  if (grid.t != 1 || n == 0 || n % merge_area != 0 ||
+      image.pixel_values.size() != size_t(n) * config.patch_dim())
+    throw std::invalid_argument("encode_image: pixel values do not match the grid");
+  const cudaStream_t s = ctx.stream;
+  const image_geometry geometry = upload_geometry(ctx, config, grid);
+
+  device_buffer<float> x(size_t(n * hidden), s);
+  {
+    device_buffer<float> pixels(image.pixel_values.size(), s);
+    upload(image.pixel_values.data(), image.pixel_values.size(), pixels.get(), s);
+    device_buffer<bf16> pixels_bf16(image.pixel_values.size(), s);
+    kernels::f32_to_bf16(pixels.get(), pixels_bf16.get(), int64_t(image.pixel_values.size()), s);
+    ctx.linear(weights.patch_embed, pixels_bf16.get(), n, x.get(), hidden, false);
+  }
+  kernels::add_position_embedding(x.get(), n, hidden, weights.pos_embed, geometry.tap_rows.get(),
+                                  geometry.tap_weights.get(), s);
+  ctx.report("vision.embeddings", x.get(), n, hidden);
+
+  for (size_t b = 0; b < weights.blocks.size(); ++b) {
+    run_block(ctx, config, weights.blocks[b], geometry, n, x.get());
+    ctx.report("vision.blocks." + std::to_string(b), x.get(), n, hidden);
+  }
+
+  // Merger: LayerNorm per patch, 4 consecutive rows as one vector, fc1, erf-GELU, fc2.
+  device_buffer<bf16> normed(size_t(n * hidden), s);
+  kernels::layer_norm_to_bf16(x.get(), n, hidden, weights.merger_norm.weight,
+                              weights.merger_norm.bias, layer_norm_eps, normed.get(), s);
+  const int64_t tokens = n / merge_area, inner = weights.merger_fc1.out;
+  device_buffer<float> up(size_t(tokens * inner), s);
+  ctx.linear(weights.merger_fc1, normed.get(), tokens, up.get(), inner, false);
+  device_buffer<bf16> activated(size_t(tokens * inner), s);
+  kernels::gelu_to_bf16(up.get(), activated.get(), tokens * inner, kernels::gelu_kind::erf, s);
+  device_buffer<float> features(size_t(tokens * config.out_hidden_size), s);
+  ctx.linear(weights.merger_fc2, activated.get(), tokens, features.get(), config.out_hidden_size,
+             false);
+  ctx.report("vision.merger", features.get(), tokens, config.out_hidden_size);
+  return features;
+}
+
+}  // namespace cua_s1::gpu
