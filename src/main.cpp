@@ -1,9 +1,12 @@
 // cua-s1-server: options, model loading, warmup, the HTTP server, signals. Everything else is
 // the cua_s1 library, usable from other Asio hosts without this file.
+#include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -55,6 +58,14 @@ int main(int argc, char** argv) {
   engine_settings.decode_threads = options->decode_threads;
   engine_settings.limits = {options->max_queued_requests, options->max_queued_questions};
   engine_settings.identity = loaded->identity;
+  std::atomic<int> exit_code{0};
+  std::function<void()> stop_serving;  // set once the server exists
+  engine_settings.on_backend_unusable = [&](const std::string& reason) {
+    log_event(log_level::error, "fatal_backend_error",
+              {{"detail", reason}, {"action", "stopping with exit code 1"}});
+    exit_code = 1;
+    boost::asio::post(io, [&] { if (stop_serving) stop_serving(); });
+  };
   decision_engine engine(io.get_executor(), loaded->preparer, std::move(loaded->model),
                          engine_settings);
 
@@ -74,6 +85,10 @@ int main(int argc, char** argv) {
   log_event(log_level::info, "listening",
             {{"host", options->host}, {"port", static_cast<int64_t>(server.bound_port())}});
 
+  stop_serving = [&] {
+    server.stop_accepting();
+    io.stop();
+  };
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
@@ -102,6 +117,6 @@ int main(int argc, char** argv) {
             {{"host", options->host}, {"port", static_cast<int64_t>(server.bound_port())},
              {"model", loaded->identity}, {"weights", loaded->description}});
   join_all();
-  log_event(log_level::info, "stopped");
-  return 0;
+  log_event(log_level::info, "stopped", {{"exit_code", exit_code.load()}});
+  return exit_code.load();
 }

@@ -29,7 +29,10 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
       options_(std::move(options)),
       admission_(options_.limits),
       decode_pool_(options_.decode_threads),
-      executor_(std::move(model)) {}
+      executor_(std::move(model), [this](const std::string& reason) {
+        ready_ = false;
+        if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
+      }) {}
 
 decision_engine::~decision_engine() { decode_pool_.join(); }
 

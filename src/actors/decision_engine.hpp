@@ -25,6 +25,9 @@ struct engine_options {
   size_t decode_threads = 2;  // threads for base64, image decoding, preprocessing, tokenizing
   admission_limits limits;
   std::string identity = model_identity;  // the "model" of answers and /health
+  // Called once when the backend has become unusable (a sticky device error); the engine is
+  // already unready by then. The server binary stops with a non-zero exit.
+  std::function<void(const std::string& reason)> on_backend_unusable;
 };
 
 class decision_engine {

@@ -1,4 +1,5 @@
-// The executor actor's mailbox: a one-thread pool runs submissions in order.
+// The executor actor's mailbox and event poller: submissions queue on its thread, one run is
+// started at a time, and a steady_timer polls it until ready.
 #include "actors/executor_actor.hpp"
 
 #include <boost/asio/post.hpp>
@@ -8,21 +9,66 @@
 
 namespace cua_s1 {
 
-executor_actor::executor_actor(std::unique_ptr<backend> model) : model_(std::move(model)) {}
+executor_actor::executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable)
+    : model_(std::move(model)), on_unusable_(std::move(on_unusable)) {}
 
 executor_actor::~executor_actor() { thread_.join(); }
 
 void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done) {
-  boost::asio::post(thread_, [this, request = std::move(request), done = std::move(done)] {
-    outcome<std::vector<question_logits>> result = failure{500, "inference failed"};
+  boost::asio::post(thread_, [this, request = std::move(request), done = std::move(done)]() mutable {
+    queue_.push_back({std::move(request), std::move(done)});
+    if (!in_flight_) start_next();
+  });
+}
+
+void executor_actor::start_next() {
+  while (!in_flight_ && !queue_.empty()) {
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
     try {
-      result = model_->run(*request);
+      in_flight_ = model_->start(*current_.request);
     } catch (const std::exception& e) {
       // Backends report failures as values; an exception here is a bug, never a crash.
       log_event(log_level::error, "backend_exception", {{"what", std::string_view(e.what())}});
+      auto done = std::move(current_.done);
+      current_ = {};
+      done(failure{500, "inference failed"});
+      continue;
     }
-    done(std::move(result));
+    if (in_flight_->ready())
+      finish();
+    else
+      poll();
+  }
+}
+
+void executor_actor::poll() {
+  poll_timer_.expires_after(poll_interval);
+  poll_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error) return;
+    if (!in_flight_->ready()) return poll();
+    finish();
+    start_next();
   });
+}
+
+void executor_actor::finish() {
+  outcome<std::vector<question_logits>> result = failure{500, "inference failed"};
+  try {
+    result = in_flight_->collect();
+  } catch (const std::exception& e) {
+    log_event(log_level::error, "backend_exception", {{"what", std::string_view(e.what())}});
+  }
+  in_flight_.reset();
+  auto done = std::move(current_.done);
+  current_ = {};
+  if (!model_->usable() && !reported_unusable_) {
+    reported_unusable_ = true;
+    const std::string reason = result ? std::string("backend unusable") : result.error().detail;
+    log_event(log_level::error, "backend_unusable", {{"detail", std::string_view(reason)}});
+    if (on_unusable_) on_unusable_(reason);
+  }
+  done(std::move(result));
 }
 
 }  // namespace cua_s1

@@ -1,23 +1,29 @@
-// The executor actor: the only code that touches a backend; runs one batch at a time.
+// The executor actor: the only code that touches a backend; one run in flight at a time.
 #pragma once
 
-#include <boost/asio/strand.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "model/backend.hpp"
 
 namespace cua_s1 {
 
 // Owns a backend and a dedicated thread; work submitted from any thread runs there in order.
-// The CPU backend computes on that thread; a device backend enqueues and completes from its
-// event poller instead.
+// The CPU backend computes on that thread inside backend::start; a device backend only enqueues
+// there, and a timer on the same thread polls the run (cudaEventQuery) until it is ready, so no
+// thread waits on the device.
 class executor_actor {
  public:
   using completion = std::function<void(outcome<std::vector<question_logits>>)>;
+  // Called once, on the actor's thread, when the backend has become unusable.
+  using unusable_handler = std::function<void(const std::string& reason)>;
 
-  explicit executor_actor(std::unique_ptr<backend> model);
+  explicit executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable = {});
   ~executor_actor();  // waits for submitted work to finish
 
   // Runs the model on `request` (kept alive until `done` has been called) and calls `done` on the
@@ -26,9 +32,26 @@ class executor_actor {
 
   const backend& model() const { return *model_; }
 
+  // Poll interval while a run is in flight.
+  static constexpr std::chrono::microseconds poll_interval{50};
+
  private:
+  struct job {
+    std::shared_ptr<const prepared_request> request;
+    completion done;
+  };
+  void start_next();
+  void poll();
+  void finish();
+
   std::unique_ptr<backend> model_;
+  unusable_handler on_unusable_;
   boost::asio::thread_pool thread_{1};
+  boost::asio::steady_timer poll_timer_{thread_.get_executor()};
+  std::deque<job> queue_;           // touched on the actor's thread only
+  job current_;
+  std::unique_ptr<pending_run> in_flight_;
+  bool reported_unusable_ = false;
 };
 
 }  // namespace cua_s1

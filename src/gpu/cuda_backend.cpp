@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/language_forward.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "gpu/vision_forward.hpp"
@@ -47,7 +48,7 @@ class cuda_backend final : public backend {
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     start_ = std::make_unique<event>();
     vision_done_ = std::make_unique<event>();
-    language_done_ = std::make_unique<event>();
+    done_ = std::make_unique<event>();
     device_weights_ = std::make_unique<gpu::device_weights>(*weights_);
     gemm_ = std::make_unique<gpu::lt_gemm>();
     description_ = "cuda (" + std::string(properties.name) + ", sm_" +
@@ -65,59 +66,46 @@ class cuda_backend final : public backend {
   }
 
   outcome<std::vector<question_logits>> run(const prepared_request& request) override {
-    last_ = {};
+    std::unique_ptr<pending_run> pending = start(request);
+    cudaEventSynchronize(done_->get());  // collect() reports any error
+    return pending->collect();
+  }
+
+  std::unique_ptr<pending_run> start(const prepared_request& request) override;
+
+  bool usable() const override { return !broken_; }
+
+  // Turns an error into the run's failure; a sticky one marks the backend unusable.
+  failure fail(const std::exception& error) {
+    const auto* cuda = dynamic_cast<const gpu::cuda_error*>(&error);
+    if (cuda && cuda->sticky()) broken_ = true;
+    cudaStreamSynchronize(stream_);  // drain what was enqueued before its buffers are reused
+    return failure{500, std::string(broken_ ? "cuda backend (unusable): " : "cuda backend: ") +
+                            error.what()};
+  }
+
+  // Reads the events and the pinned logits of a finished run.
+  outcome<std::vector<question_logits>> finish(const prepared_request& request,
+                                               const float* host_logits) {
     try {
-      check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-      gpu::forward_context ctx;
-      ctx.stream = stream_;
-      ctx.gemm = gemm_.get();
-      ctx.probe = probe_ ? &probe_ : nullptr;
-      const model_config& config = weights_->config;
-
-      check_cuda(cudaEventRecord(start_->get(), stream_), "cudaEventRecord");
-      gpu::device_buffer<float> features =
-          gpu::encode_image(ctx, config.vision, device_weights_->vision, request.pixels);
-      const int64_t image_rows = int64_t(features.size() / config.text.hidden_size);
-      check_cuda(cudaEventRecord(vision_done_->get(), stream_), "cudaEventRecord");
-
-      size_t letters = 0;
-      for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
-      gpu::device_buffer<float> logits(letters, stream_);
-      size_t offset = 0;
-      for (const prepared_question& question : request.questions) {
-        gpu::enqueue_letter_logits(ctx, config, device_weights_->language, question,
-                                   features.get(), image_rows, logits.get() + offset);
-        offset += question.letter_ids.size();
-      }
-      check_cuda(cudaEventRecord(language_done_->get(), stream_), "cudaEventRecord");
-      std::vector<float> host(letters);
-      check_cuda(cudaMemcpyAsync(host.data(), logits.get(), letters * sizeof(float),
-                                 cudaMemcpyDeviceToHost, stream_),
-                 "cudaMemcpyAsync (logits)");
-      check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-
+      check_cuda(cudaEventSynchronize(done_->get()), "the run on the GPU");
       float vision_ms = 0, language_ms = 0;
-      check_cuda(cudaEventElapsedTime(&vision_ms, start_->get(), vision_done_->get()), "cudaEventElapsedTime");
-      check_cuda(cudaEventElapsedTime(&language_ms, vision_done_->get(), language_done_->get()),
+      check_cuda(cudaEventElapsedTime(&vision_ms, start_->get(), vision_done_->get()),
+                 "cudaEventElapsedTime");
+      check_cuda(cudaEventElapsedTime(&language_ms, vision_done_->get(), done_->get()),
                  "cudaEventElapsedTime");
       last_.vision = vision_ms / 1e3;
       last_.language = language_ms / 1e3;
-
       std::vector<question_logits> answers;
-      offset = 0;
+      size_t offset = 0;
       for (const prepared_question& question : request.questions) {
-        answers.push_back({std::vector<float>(host.begin() + long(offset),
-                                              host.begin() + long(offset + question.letter_ids.size()))});
+        answers.push_back({std::vector<float>(host_logits + offset,
+                                              host_logits + offset + question.letter_ids.size())});
         offset += question.letter_ids.size();
       }
       return answers;
-    } catch (const gpu::cuda_error& error) {
-      cudaStreamSynchronize(stream_);  // drain what was enqueued before the buffers go
-      return failure{500, std::string(error.sticky() ? "cuda backend (fatal): " : "cuda backend: ") +
-                              error.what()};
     } catch (const std::exception& error) {
-      cudaStreamSynchronize(stream_);
-      return failure{500, std::string("cuda backend: ") + error.what()};
+      return fail(error);
     }
   }
 
@@ -131,10 +119,81 @@ class cuda_backend final : public backend {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<gpu::device_weights> device_weights_;
   std::unique_ptr<gpu::lt_gemm> gemm_;
-  std::unique_ptr<event> start_, vision_done_, language_done_;
+  std::unique_ptr<event> start_, vision_done_, done_;
+  gpu::host_staging staging_;
+  bool broken_ = false;
   std::string description_;
   stage_seconds last_;
 };
+
+// A request enqueued on the stream; ready once its last event has completed.
+class cuda_pending_run final : public pending_run {
+ public:
+  cuda_pending_run(cuda_backend& owner, const prepared_request& request, const float* host_logits,
+                   cudaEvent_t done)
+      : owner_(owner), request_(request), host_logits_(host_logits), done_(done) {}
+  bool ready() override { return cudaEventQuery(done_) != cudaErrorNotReady; }
+  outcome<std::vector<question_logits>> collect() override {
+    return owner_.finish(request_, host_logits_);
+  }
+
+ private:
+  cuda_backend& owner_;
+  const prepared_request& request_;
+  const float* host_logits_;
+  cudaEvent_t done_;
+};
+
+// A run that failed while being enqueued.
+class failed_run final : public pending_run {
+ public:
+  explicit failed_run(failure error) : error_(std::move(error)) {}
+  bool ready() override { return true; }
+  outcome<std::vector<question_logits>> collect() override { return error_; }
+
+ private:
+  failure error_;
+};
+
+std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request) {
+  last_ = {};
+  if (broken_) return std::make_unique<failed_run>(failure{500, "cuda backend is unusable"});
+  try {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    staging_.reset();  // the previous run has been collected
+    gpu::forward_context ctx;
+    ctx.stream = stream_;
+    ctx.gemm = gemm_.get();
+    ctx.probe = probe_ ? &probe_ : nullptr;
+    ctx.staging = &staging_;
+    const model_config& config = weights_->config;
+
+    check_cuda(cudaEventRecord(start_->get(), stream_), "cudaEventRecord");
+    gpu::device_buffer<float> features =
+        gpu::encode_image(ctx, config.vision, device_weights_->vision, request.pixels);
+    const int64_t image_rows = int64_t(features.size() / config.text.hidden_size);
+    check_cuda(cudaEventRecord(vision_done_->get(), stream_), "cudaEventRecord");
+
+    size_t letters = 0;
+    for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
+    gpu::device_buffer<float> logits(letters, stream_);
+    size_t offset = 0;
+    for (const prepared_question& question : request.questions) {
+      gpu::enqueue_letter_logits(ctx, config, device_weights_->language, question, features.get(),
+                                 image_rows, logits.get() + offset);
+      offset += question.letter_ids.size();
+    }
+    float* host_logits = staging_.reserve<float>(letters);
+    check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync (logits)");
+    check_cuda(cudaEventRecord(done_->get(), stream_), "cudaEventRecord");
+    // Device buffers are freed stream-ordered as they go out of scope: after the work above.
+    return std::make_unique<cuda_pending_run>(*this, request, host_logits, done_->get());
+  } catch (const std::exception& error) {
+    return std::make_unique<failed_run>(fail(error));
+  }
+}
 
 }  // namespace
 

@@ -53,13 +53,4 @@ class device_buffer {
   cudaStream_t stream_ = nullptr;
 };
 
-// Copies `count` values from host memory to `target` on `stream` (pageable source: the copy is
-// complete when the call returns).
-template <class T>
-void upload(const T* source, size_t count, T* target, cudaStream_t stream) {
-  if (count)
-    check_cuda(cudaMemcpyAsync(target, source, count * sizeof(T), cudaMemcpyHostToDevice, stream),
-               "cudaMemcpyAsync (upload)");
-}
-
 }  // namespace cua_s1::gpu

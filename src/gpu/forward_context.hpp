@@ -6,7 +6,9 @@
 
 #include <string>
 
+#include "gpu/cuda_check.hpp"
 #include "gpu/device_weights.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "model/cpu/stage_probe.hpp"
 
@@ -16,6 +18,16 @@ struct forward_context {
   cudaStream_t stream = nullptr;
   lt_gemm* gemm = nullptr;
   const cpu::stage_probe* probe = nullptr;  // null or empty: no stage reports
+  host_staging* staging = nullptr;          // pinned source of every upload of the run
+
+  // Enqueues a copy of `count` host values to `target` through the pinned staging.
+  template <class T>
+  void upload(const T* data, size_t count, T* target) const {
+    if (count == 0) return;
+    check_cuda(cudaMemcpyAsync(target, staging->stage(data, count), count * sizeof(T),
+                               cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync (upload)");
+  }
 
   // y[m, out] (ldy) = x W^T + bias + LoRA, or y += that when `accumulate` (a residual add).
   // x is the bf16 input [m, in] with row stride in.

@@ -176,7 +176,7 @@ void enqueue_letter_logits(const forward_context& ctx, const model_config& model
 
   const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
   device_buffer<int32_t> device_sources(sources.size(), s);
-  upload(sources.data(), sources.size(), device_sources.get(), s);
+  ctx.upload(sources.data(), sources.size(), device_sources.get());
   device_buffer<float> h(size_t(tokens * hidden), s);
   kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
                         h.get(), s);
@@ -187,8 +187,8 @@ void enqueue_letter_logits(const forward_context& ctx, const model_config& model
                        config.mrope_section);
   text_rotary_tables rotary{device_buffer<float>(table.cos.size(), s),
                             device_buffer<float>(table.sin.size(), s), table.half};
-  upload(table.cos.data(), table.cos.size(), rotary.cos.get(), s);
-  upload(table.sin.data(), table.sin.size(), rotary.sin.get(), s);
+  ctx.upload(table.cos.data(), table.cos.size(), rotary.cos.get());
+  ctx.upload(table.sin.data(), table.sin.size(), rotary.sin.get());
 
   device_buffer<bf16> normed(size_t(tokens * hidden), s);
   for (size_t i = 0; i < weights.layers.size(); ++i) {
@@ -215,7 +215,7 @@ void enqueue_letter_logits(const forward_context& ctx, const model_config& model
   if (first == 0) ctx.report("language.norm", final_rows.get(), tokens, hidden);
 
   device_buffer<int32_t> letters(question.letter_ids.size(), s);
-  upload(question.letter_ids.data(), question.letter_ids.size(), letters.get(), s);
+  ctx.upload(question.letter_ids.data(), question.letter_ids.size(), letters.get());
   kernels::letter_logits(final_rows.get() + (tokens - 1 - first) * hidden, weights.embed_tokens,
                          letters.get(), int64_t(question.letter_ids.size()), hidden, logits, s);
 }

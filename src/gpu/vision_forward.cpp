@@ -33,10 +33,10 @@ image_geometry upload_geometry(const forward_context& ctx, const vision_config& 
                    device_buffer<float>(taps.weights.size(), ctx.stream),
                    device_buffer<float>(rotary.cos.size(), ctx.stream),
                    device_buffer<float>(rotary.sin.size(), ctx.stream)};
-  upload(taps.rows.data(), taps.rows.size(), g.tap_rows.get(), ctx.stream);
-  upload(taps.weights.data(), taps.weights.size(), g.tap_weights.get(), ctx.stream);
-  upload(rotary.cos.data(), rotary.cos.size(), g.cos.get(), ctx.stream);
-  upload(rotary.sin.data(), rotary.sin.size(), g.sin.get(), ctx.stream);
+  ctx.upload(taps.rows.data(), taps.rows.size(), g.tap_rows.get());
+  ctx.upload(taps.weights.data(), taps.weights.size(), g.tap_weights.get());
+  ctx.upload(rotary.cos.data(), rotary.cos.size(), g.cos.get());
+  ctx.upload(rotary.sin.data(), rotary.sin.size(), g.sin.get());
   return g;
 }
 
@@ -95,7 +95,7 @@ device_buffer<float> encode_image(const forward_context& ctx, const vision_confi
   device_buffer<float> x(size_t(n * hidden), s);
   {
     device_buffer<float> pixels(image.pixel_values.size(), s);
-    upload(image.pixel_values.data(), image.pixel_values.size(), pixels.get(), s);
+    ctx.upload(image.pixel_values.data(), image.pixel_values.size(), pixels.get());
     device_buffer<bf16> pixels_bf16(image.pixel_values.size(), s);
     kernels::f32_to_bf16(pixels.get(), pixels_bf16.get(), int64_t(image.pixel_values.size()), s);
     ctx.linear(weights.patch_embed, pixels_bf16.get(), n, x.get(), hidden, false);

@@ -1,6 +1,7 @@
 // The model backend interface shared by the CPU reference backend and the CUDA backend.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,31 @@ struct question_logits {
 // Shaped for where performance goes next (DESIGN.md "Backends"): the request carries every
 // question, so a backend may encode the image once, share the identical prefix (system prompt +
 // image tokens) between questions, and pack several requests into one launch later.
+// A run in flight: a device backend enqueues the work and the caller polls ready() (without
+// blocking) until collect() may be called, once.
+class pending_run {
+ public:
+  virtual ~pending_run() = default;
+  virtual bool ready() = 0;
+  virtual outcome<std::vector<question_logits>> collect() = 0;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
 
   // Letter logits for every question of `request`, in question order; a failure is status 500.
+  // Blocks until the answers are there.
   virtual outcome<std::vector<question_logits>> run(const prepared_request& request) = 0;
+
+  // Starts a run and returns at once where the backend can (the CUDA backend enqueues and
+  // records an event); `request` must outlive the pending run, and at most one run is in flight.
+  // The default computes run() now and returns it already ready.
+  virtual std::unique_ptr<pending_run> start(const prepared_request& request);
+
+  // False after an error that leaves the backend unusable (a sticky CUDA error); the server then
+  // turns unready and stops.
+  virtual bool usable() const { return true; }
 
   // A short description for logs and /health, e.g. "cpu (8 threads)".
   virtual std::string description() const = 0;
