@@ -66,16 +66,23 @@ __global__ void delta_rule_kernel(delta_rule_args a) {
 #pragma unroll
   for (int m = 0; m < ROWS; ++m) state[m] = 0.0f;
 
-  for (int64_t t = 0; t < a.tokens; ++t) {
-    float k[ROWS], q[ROWS];
+  // Registers hold token t while token t + 1 is being loaded (the loop is latency-bound).
+  float k[ROWS], q[ROWS], v = 0, d = 0, b = 0;
+  auto load = [&](int64_t t, float* kk, float* qq, float& vv, float& dd, float& bb) {
     const int64_t row = t * a.ld;
 #pragma unroll
     for (int m = 0; m < ROWS; ++m) {
-      k[m] = k_base[row + m];
-      q[m] = q_base[row + m];
+      kk[m] = k_base[row + m];
+      qq[m] = q_base[row + m];
     }
-    const float v = v_base[row];
-    const float d = a.decay[t * a.value_heads + h], b = a.beta[t * a.value_heads + h];
+    vv = v_base[row];
+    dd = a.decay[t * a.value_heads + h];
+    bb = a.beta[t * a.value_heads + h];
+  };
+  if (a.tokens > 0) load(0, k, q, v, d, b);
+  for (int64_t t = 0; t < a.tokens; ++t) {
+    float next_k[ROWS], next_q[ROWS], next_v = 0, next_d = 0, next_b = 0;
+    if (t + 1 < a.tokens) load(t + 1, next_k, next_q, next_v, next_d, next_b);
     float correction = 0;
 #pragma unroll
     for (int m = 0; m < ROWS; ++m) {
@@ -96,6 +103,14 @@ __global__ void delta_rule_kernel(delta_rule_args a) {
     output += __shfl_xor_sync(0xffffffffu, output, 2);
     output += __shfl_xor_sync(0xffffffffu, output, 4);
     if (active && slice == 0) a.out[t * a.value_heads * a.value_dim + column] = output;
+#pragma unroll
+    for (int m = 0; m < ROWS; ++m) {
+      k[m] = next_k[m];
+      q[m] = next_q[m];
+    }
+    v = next_v;
+    d = next_d;
+    b = next_b;
   }
 }
 

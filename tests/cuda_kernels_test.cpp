@@ -147,8 +147,10 @@ BOOST_AUTO_TEST_CASE(language_prefill_at_the_chunk_and_token_edges,
       const double p_error = max_abs_difference(letter_softmax(ours), letter_softmax(expected));
       BOOST_TEST_MESSAGE(tokens << " tokens: max |logit diff| " << logit_error
                                 << ", max |p diff| " << p_error);
-      BOOST_TEST(logit_error <= 0.05);
-      BOOST_TEST(p_error <= 5e-3);
+      // bf16 GEMM inputs against fp32: measured up to 0.08 / 0.005 on the H200; a wrong index or
+      // a missed token gives O(1).
+      BOOST_TEST(logit_error <= 0.2);
+      BOOST_TEST(p_error <= 2e-2);
     }
   }
 }
@@ -228,9 +230,37 @@ BOOST_AUTO_TEST_CASE(whole_requests_from_the_smallest_to_the_largest_grid,
           max_abs_difference(letter_softmax(ours->at(0).logits), letter_softmax(expected->at(0).logits));
       BOOST_TEST_MESSAGE(h << "x" << w << " patches: max |p_cuda - p_cpu| " << p_error << ", vision "
                            << (*made)->last_run_seconds().vision * 1e3 << " ms on the GPU");
-      BOOST_TEST(p_error <= 5e-3);
+      BOOST_TEST(p_error <= 2e-2);  // measured up to 0.008 on the H200
     }
   }
 }
 
+#endif
+
+#ifdef CUA_S1_HAVE_CUDA
+// Graph replay (first use captures, later uses replay; capacity 1 forces evictions between the
+// lengths) gives the eager path's logits bit for bit.
+BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
+                     *utf::precondition(test::cuda_present)) {
+  auto make = [](size_t graphs) {
+    cuda_backend_options options;
+    options.graph_cache = graphs;
+    auto made = make_cuda_backend(test::parity::load_tiny_weights(), std::move(options));
+    BOOST_REQUIRE(made);
+    return std::move(*made);
+  };
+  auto eager = make(0), cached = make(8), evicting = make(1);
+  std::vector<prepared_request> requests;
+  for (const auto& [h, w] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 24}, {16, 16}})
+    requests.push_back(image_request(h, w));
+  for (int round = 0; round < 3; ++round)
+    for (const prepared_request& request : requests) {
+      auto expected = eager->run(request);
+      auto replayed = cached->run(request);
+      auto churned = evicting->run(request);
+      BOOST_REQUIRE(expected && replayed && churned);
+      BOOST_TEST(replayed->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
+      BOOST_TEST(churned->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
+    }
+}
 #endif

@@ -63,8 +63,23 @@ struct tiny_run {
   std::vector<case_result> cases;
 };
 
+// The model under test: the bundled tiny model, or the directory in $CUA_S1_PARITY_MODEL (with
+// base/, multimodal/, weights.lock.json, e.g. the full-size random model that
+// tools/make_full_random_model.py writes on the GPU host) whose Transformers controls are in
+// $CUA_S1_PARITY_REFERENCE (tools/make_tiny_reference.py --base/--adapter --out).
+inline std::string parity_model_dir() {
+  const char* dir = std::getenv("CUA_S1_PARITY_MODEL");
+  return dir && *dir ? std::string(dir) : fixture_path("tiny");
+}
+
+inline json::value parity_reference() {
+  const char* path = std::getenv("CUA_S1_PARITY_REFERENCE");
+  if (path && *path) return json::parse(read_file(path));
+  return read_json_fixture("tiny/reference/reference.json");
+}
+
 inline std::shared_ptr<const model_weights> load_tiny_weights() {
-  const std::string tiny = fixture_path("tiny");
+  const std::string tiny = parity_model_dir();
   weight_sources sources;
   sources.base_dir = tiny + "/base";
   sources.adapter_dir = tiny + "/multimodal";
@@ -77,12 +92,12 @@ inline std::shared_ptr<const model_weights> load_tiny_weights() {
 // Loads the tiny model and runs every reference case question by question with a probe.
 inline std::unique_ptr<tiny_run> run_tiny_corpus(const backend_factory& make) {
   auto m = std::make_unique<tiny_run>();
-  const std::string tiny = fixture_path("tiny");
+  const std::string tiny = parity_model_dir();
   m->weights = load_tiny_weights();
   auto preparer = request_preparer::load(tiny + "/base");
   if (!preparer) throw std::runtime_error("tiny preparer: " + preparer.error().detail);
   m->preparer = std::make_shared<const request_preparer>(std::move(*preparer));
-  m->reference = read_json_fixture("tiny/reference/reference.json");
+  m->reference = parity_reference();
 
   // One backend whose probe records every stage of the run in progress.
   stage_map* target = nullptr;
@@ -235,6 +250,40 @@ inline void check_fp32_logits(const tiny_run& m, double logit_tolerance,
   BOOST_TEST_MESSAGE("max |logit - fp32| = " << worst_logit << " (bf16 control " << bf16_logit
                                              << "), max |p - p_fp32| = " << worst_probability
                                              << " (bf16 control " << bf16_probability << ")");
+}
+
+// Per corpus, our max |logit - fp32| and max |p - p_fp32| are at most the bf16 control's (the
+// goal for a bf16 GPU backend); prints both.
+inline void check_errors_at_most_the_bf16_control(const tiny_run& m) {
+  struct errors {
+    double logit = 0, probability = 0, control_logit = 0, control_probability = 0;
+  };
+  std::map<std::string, errors> by_corpus;
+  for (const case_result& c : m.cases) {
+    errors& e = by_corpus[std::string(c.reference->at("corpus").as_string())];
+    const auto& questions = c.reference->at("questions").as_array();
+    for (size_t q = 0; q < questions.size(); ++q) {
+      const auto logits = numbers(questions[q].at("fp32").at("logits"));
+      const auto probabilities = numbers(questions[q].at("fp32").at("probabilities"));
+      const auto control_logits = numbers(questions[q].at("bf16").at("logits"));
+      const auto control_probabilities = numbers(questions[q].at("bf16").at("probabilities"));
+      const std::vector<float> ours = letter_softmax(c.logits[q]);
+      for (size_t i = 0; i < logits.size(); ++i) {
+        e.logit = std::max(e.logit, std::abs(c.logits[q][i] - logits[i]));
+        e.probability = std::max(e.probability, std::abs(ours[i] - probabilities[i]));
+        e.control_logit = std::max(e.control_logit, std::abs(control_logits[i] - logits[i]));
+        e.control_probability =
+            std::max(e.control_probability, std::abs(control_probabilities[i] - probabilities[i]));
+      }
+    }
+  }
+  for (const auto& [corpus, e] : by_corpus) {
+    BOOST_TEST_MESSAGE(corpus << ": max |logit - fp32| " << e.logit << " (bf16 control "
+                              << e.control_logit << "), max |p - p_fp32| " << e.probability
+                              << " (bf16 control " << e.control_probability << ")");
+    BOOST_TEST(e.logit <= e.control_logit);
+    BOOST_TEST(e.probability <= e.control_probability);
+  }
 }
 
 inline void check_all_stages(const tiny_run& m, const stage_bound& bound) {

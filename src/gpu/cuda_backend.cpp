@@ -11,7 +11,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
 #include "gpu/host_staging.hpp"
-#include "gpu/language_forward.hpp"
+#include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "gpu/vision_forward.hpp"
 
@@ -34,8 +34,12 @@ class event {
 
 class cuda_backend final : public backend {
  public:
-  cuda_backend(std::shared_ptr<const model_weights> weights, int device, cpu::stage_probe probe)
-      : weights_(std::move(weights)), device_(device), probe_(std::move(probe)) {
+  cuda_backend(std::shared_ptr<const model_weights> weights, cuda_backend_options options)
+      : weights_(std::move(weights)),
+        device_(options.device),
+        probe_(std::move(options.probe)),
+        graphs_(options.graph_cache),
+        merged_(options.merge_language_lora) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -49,16 +53,18 @@ class cuda_backend final : public backend {
     start_ = std::make_unique<event>();
     vision_done_ = std::make_unique<event>();
     done_ = std::make_unique<event>();
-    device_weights_ = std::make_unique<gpu::device_weights>(*weights_);
+    device_weights_ = std::make_unique<gpu::device_weights>(*weights_, merged_);
     gemm_ = std::make_unique<gpu::lt_gemm>();
     description_ = "cuda (" + std::string(properties.name) + ", sm_" +
                    std::to_string(properties.major) + std::to_string(properties.minor) + ", " +
-                   std::to_string(device_weights_->bytes() >> 20) + " MiB of weights)";
+                   std::to_string(device_weights_->bytes() >> 20) + " MiB of weights, language LoRA " +
+                   (merged_ ? "merged" : "unmerged") + ")";
   }
 
   ~cuda_backend() override {
     if (stream_) {
       cudaStreamSynchronize(stream_);  // drain before buffers and weights go
+      graphs_.clear();
       device_weights_.reset();
       gemm_.reset();
       cudaStreamDestroy(stream_);
@@ -119,9 +125,11 @@ class cuda_backend final : public backend {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<gpu::device_weights> device_weights_;
   std::unique_ptr<gpu::lt_gemm> gemm_;
+  gpu::language_graphs graphs_;
   std::unique_ptr<event> start_, vision_done_, done_;
   gpu::host_staging staging_;
   bool broken_ = false;
+  bool merged_;
   std::string description_;
   stage_seconds last_;
 };
@@ -179,8 +187,8 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     gpu::device_buffer<float> logits(letters, stream_);
     size_t offset = 0;
     for (const prepared_question& question : request.questions) {
-      gpu::enqueue_letter_logits(ctx, config, device_weights_->language, question, features.get(),
-                                 image_rows, logits.get() + offset);
+      graphs_.enqueue(ctx, config, device_weights_->language, question, features.get(),
+                      image_rows, logits.get() + offset);
       offset += question.letter_ids.size();
     }
     float* host_logits = staging_.reserve<float>(letters);
@@ -207,18 +215,14 @@ int cuda_device_count() {
 }
 
 outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_weights> weights,
-                                                    int device) {
-  return make_cuda_backend(std::move(weights), device, {});
-}
-
-outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_weights> weights,
-                                                    int device, cpu::stage_probe probe) {
+                                                    cuda_backend_options options) {
+  const int device = options.device;
   if (device < 0 || device >= cuda_device_count())
     return failure{500, "CUDA device " + std::to_string(device) + " is not available (" +
                             std::to_string(cuda_device_count()) + " found)"};
   try {
     return std::unique_ptr<backend>(
-        std::make_unique<cuda_backend>(std::move(weights), device, std::move(probe)));
+        std::make_unique<cuda_backend>(std::move(weights), std::move(options)));
   } catch (const std::exception& error) {
     return failure{500, std::string("cuda backend: ") + error.what()};
   }

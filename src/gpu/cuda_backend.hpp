@@ -14,13 +14,33 @@ namespace cua_s1 {
 // Number of usable CUDA devices (0 when there is no driver or no GPU).
 int cuda_device_count();
 
-// Copies the weights to GPU `device` and returns a backend running there. Failures (no device,
-// out of memory) come back as status 500 with the reason.
-outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_weights> weights,
-                                                    int device);
+struct cuda_backend_options {
+  int device = 0;
+  size_t graph_cache = 8;  // language graphs kept (one per exact prompt length); 0 = eager only
+  // Merge the language LoRA into the bf16 weights at load (bench/RESULTS.md: 2.3x faster
+  // language prefill, errors still under half the bf16 control's); vision stays unmerged.
+  bool merge_language_lora = true;
+  cpu::stage_probe probe;  // intermediate activations (parity tests); disables graphs
+};
 
-// As make_cuda_backend, reporting intermediate activations to `probe` (parity tests).
+// Copies the weights to the GPU and returns a backend running there. Failures (no device, out
+// of memory) come back as status 500 with the reason.
 outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_weights> weights,
-                                                    int device, cpu::stage_probe probe);
+                                                    cuda_backend_options options);
+
+inline outcome<std::unique_ptr<backend>> make_cuda_backend(
+    std::shared_ptr<const model_weights> weights, int device) {
+  cuda_backend_options options;
+  options.device = device;
+  return make_cuda_backend(std::move(weights), std::move(options));
+}
+
+inline outcome<std::unique_ptr<backend>> make_cuda_backend(
+    std::shared_ptr<const model_weights> weights, int device, cpu::stage_probe probe) {
+  cuda_backend_options options;
+  options.device = device;
+  options.probe = std::move(probe);
+  return make_cuda_backend(std::move(weights), std::move(options));
+}
 
 }  // namespace cua_s1

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gpu/cuda_check.hpp"
+#include "kernels/lora.hpp"
 
 namespace cua_s1::gpu {
 namespace {
@@ -130,7 +131,7 @@ void relocate(device_norm& norm, char* base) {
 
 }  // namespace
 
-device_weights::device_weights(const model_weights& weights) {
+device_weights::device_weights(const model_weights& weights, bool merge_language_lora) {
   arena_plan plan;
   const vision_weights& v = weights.vision;
   vision.patch_embed = place_linear(plan, v.patch_embed);
@@ -226,6 +227,22 @@ device_weights::device_weights(const model_weights& weights) {
     relocate(d.attention.k_norm, base);
   }
   relocate(language.final_norm, base);
+  if (merge_language_lora) merge_language_adapters();
+}
+
+void device_weights::merge_language_adapters() {
+  for (device_layer& d : language.layers)
+    for (device_linear* linear :
+         {&d.attention.q_proj, &d.attention.k_proj, &d.attention.v_proj, &d.attention.o_proj,
+          &d.gate_proj, &d.up_proj, &d.down_proj, &d.deltanet.in_proj_qkv, &d.deltanet.in_proj_z,
+          &d.deltanet.in_proj_b, &d.deltanet.in_proj_a, &d.deltanet.out_proj}) {
+      if (!linear->lora.rank) continue;
+      kernels::lora_merge(const_cast<bf16*>(linear->weight), linear->out, linear->in,
+                          linear->lora.a, linear->lora.b, linear->lora.rank, linear->lora.scale,
+                          nullptr);
+      linear->lora = {};
+    }
+  check_cuda(cudaDeviceSynchronize(), "merging the language LoRA");
 }
 
 device_weights::~device_weights() {

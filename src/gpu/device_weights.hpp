@@ -78,8 +78,10 @@ struct device_language {
 // Owns the device allocation; built once at load, read-only afterwards.
 class device_weights {
  public:
-  // Copies every tensor of `weights` to the current device (progress is logged by the caller).
-  explicit device_weights(const model_weights& weights);
+  // Copies every tensor of `weights` to the current device. With `merge_language_lora` the
+  // language LoRA pairs are merged into their bf16 weights (W' = bf16(W + scale B A)) and those
+  // layers run without a LoRA branch; the vision LoRA always stays unmerged.
+  explicit device_weights(const model_weights& weights, bool merge_language_lora = false);
   ~device_weights();
   device_weights(const device_weights&) = delete;
   device_weights& operator=(const device_weights&) = delete;
@@ -89,6 +91,8 @@ class device_weights {
   size_t bytes() const { return bytes_; }
 
  private:
+  void merge_language_adapters();
+
   void* arena_ = nullptr;
   size_t bytes_ = 0;
 };

@@ -14,10 +14,11 @@ void forward_context::linear(const device_linear& layer, const bf16* x, int64_t 
   gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y, ldy, accumulate, stream);
   if (layer.bias) kernels::add_bias(y, m, layer.out, ldy, layer.bias, stream);
   if (layer.lora.rank) {
-    device_buffer<float> t(size_t(m * layer.lora.rank), stream);
-    kernels::lora_down(x, m, layer.in, layer.in, layer.lora.a, layer.lora.rank, t.get(), stream);
-    kernels::lora_up_add(t.get(), m, layer.lora.rank, layer.lora.b, layer.out, layer.lora.scale, y,
-                         ldy, stream);
+    const int64_t splits = kernels::lora_down_splits(layer.in);
+    device_buffer<float> partial(size_t(splits * m * layer.lora.rank), stream);
+    kernels::lora_down(x, m, layer.in, layer.in, layer.lora.a, layer.lora.rank, partial.get(), stream);
+    kernels::lora_up_add(partial.get(), splits, m, layer.lora.rank, layer.lora.b, layer.out,
+                         layer.lora.scale, y, ldy, stream);
   }
 }
 

@@ -35,9 +35,10 @@ std::vector<int32_t> token_sources(const model_config& config, int64_t vocab,
   return sources;
 }
 
-struct text_rotary_tables {
-  device_buffer<float> cos, sin;
-  int64_t half = 0;
+struct rotary_view {
+  const float* cos;
+  const float* sin;
+  int64_t half;
 };
 
 void run_deltanet(const forward_context& ctx, const text_config& config,
@@ -89,7 +90,7 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
 }
 
 void run_attention_layer(const forward_context& ctx, const text_config& config,
-                         const device_attention& layer, const text_rotary_tables& rotary,
+                         const device_attention& layer, const rotary_view& rotary,
                          const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t head_dim = config.head_dim;
@@ -113,8 +114,8 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   prep.head_dim = head_dim;
   prep.weight = layer.q_norm;
   prep.eps = config.rms_norm_eps;
-  prep.cos = rotary.cos.get();
-  prep.sin = rotary.sin.get();
+  prep.cos = rotary.cos;
+  prep.sin = rotary.sin;
   prep.half = rotary.half;
   prep.out = q_ready.get();
   kernels::head_norm_rope_to_bf16(prep, s);
@@ -164,60 +165,99 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
 
 }  // namespace
 
-void enqueue_letter_logits(const forward_context& ctx, const model_config& model,
-                           const device_language& weights, const prepared_question& question,
-                           const float* image_features, int64_t image_rows, float* logits) {
+language_inputs upload_language_inputs(const forward_context& ctx, const model_config& model,
+                                       const device_language& weights,
+                                       const prepared_question& question,
+                                       const float* image_features, int64_t image_rows,
+                                       language_buffers& buffers) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
   const int64_t hidden = config.hidden_size;
   const int64_t tokens = int64_t(question.input_ids.size());
   if (tokens == 0 || question.positions.axes[0].size() != size_t(tokens))
     throw std::invalid_argument("positions do not match the prompt");
-
-  const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
-  device_buffer<int32_t> device_sources(sources.size(), s);
-  ctx.upload(sources.data(), sources.size(), device_sources.get());
-  device_buffer<float> h(size_t(tokens * hidden), s);
-  kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
-                        h.get(), s);
-  ctx.report("language.embeddings", h.get(), tokens, hidden);
-
+  if (question.letter_ids.empty() || question.letter_ids.size() > max_letters)
+    throw std::invalid_argument("a question needs 1 to 26 letters");
   const cpu::rotary_table table =
       cpu::text_rotary(question.positions, config.rotary_dim(), config.rope_theta,
                        config.mrope_section);
-  text_rotary_tables rotary{device_buffer<float>(table.cos.size(), s),
-                            device_buffer<float>(table.sin.size(), s), table.half};
-  ctx.upload(table.cos.data(), table.cos.size(), rotary.cos.get());
-  ctx.upload(table.sin.data(), table.sin.size(), rotary.sin.get());
+  if (buffers.tokens != tokens) {
+    buffers.h = device_buffer<float>(size_t(tokens * hidden), s);
+    buffers.cos = device_buffer<float>(table.cos.size(), s);
+    buffers.sin = device_buffer<float>(table.sin.size(), s);
+    buffers.letters = device_buffer<int32_t>(max_letters, s);
+    buffers.logits = device_buffer<float>(max_letters, s);
+    buffers.tokens = tokens;
+  }
+  const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
+  device_buffer<int32_t> device_sources(sources.size(), s);
+  ctx.upload(sources.data(), sources.size(), device_sources.get());
+  kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
+                        buffers.h.get(), s);
+  ctx.upload(table.cos.data(), table.cos.size(), buffers.cos.get());
+  ctx.upload(table.sin.data(), table.sin.size(), buffers.sin.get());
+  // Every letter slot is read out (the unused ones repeat letter 0), so a captured graph serves
+  // any option count.
+  std::vector<int32_t> letters(max_letters, question.letter_ids.front());
+  std::copy(question.letter_ids.begin(), question.letter_ids.end(), letters.begin());
+  ctx.upload(letters.data(), letters.size(), buffers.letters.get());
+
+  language_inputs inputs;
+  inputs.tokens = tokens;
+  inputs.h = buffers.h.get();
+  inputs.cos = buffers.cos.get();
+  inputs.sin = buffers.sin.get();
+  inputs.half = table.half;
+  inputs.letters = buffers.letters.get();
+  inputs.logits = buffers.logits.get();
+  return inputs;
+}
+
+void enqueue_layers_and_readout(const forward_context& ctx, const model_config& model,
+                                const device_language& weights, const language_inputs& in) {
+  const text_config& config = model.text;
+  const cudaStream_t s = ctx.stream;
+  const int64_t hidden = config.hidden_size, tokens = in.tokens;
+  float* h = in.h;
+  ctx.report("language.embeddings", h, tokens, hidden);
+  const rotary_view rotary{in.cos, in.sin, in.half};
 
   device_buffer<bf16> normed(size_t(tokens * hidden), s);
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const device_layer& layer = weights.layers[i];
-    kernels::rms_norm_zero_centred(h.get(), tokens, hidden, hidden, layer.input_norm.weight,
+    kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.input_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
     if (layer.full_attention)
-      run_attention_layer(ctx, config, layer.attention, rotary, normed.get(), tokens, h.get());
+      run_attention_layer(ctx, config, layer.attention, rotary, normed.get(), tokens, h);
     else
-      run_deltanet(ctx, config, layer.deltanet, normed.get(), tokens, h.get());
-    kernels::rms_norm_zero_centred(h.get(), tokens, hidden, hidden,
-                                   layer.post_attention_norm.weight, config.rms_norm_eps,
-                                   normed.get(), nullptr, s);
-    run_mlp(ctx, config, layer, normed.get(), tokens, h.get());
-    ctx.report("language.layers." + std::to_string(i), h.get(), tokens, hidden);
+      run_deltanet(ctx, config, layer.deltanet, normed.get(), tokens, h);
+    kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.post_attention_norm.weight,
+                                   config.rms_norm_eps, normed.get(), nullptr, s);
+    run_mlp(ctx, config, layer, normed.get(), tokens, h);
+    ctx.report("language.layers." + std::to_string(i), h, tokens, hidden);
   }
 
   // Final norm: every row when a probe wants the stage, else the last position alone.
   const int64_t first = ctx.probing() ? 0 : tokens - 1;
   device_buffer<float> final_rows(size_t((tokens - first) * hidden), s);
-  kernels::rms_norm_zero_centred(h.get() + first * hidden, tokens - first, hidden, hidden,
+  kernels::rms_norm_zero_centred(h + first * hidden, tokens - first, hidden, hidden,
                                  weights.final_norm.weight, config.rms_norm_eps, nullptr,
                                  final_rows.get(), s);
   if (first == 0) ctx.report("language.norm", final_rows.get(), tokens, hidden);
-
-  device_buffer<int32_t> letters(question.letter_ids.size(), s);
-  ctx.upload(question.letter_ids.data(), question.letter_ids.size(), letters.get());
   kernels::letter_logits(final_rows.get() + (tokens - 1 - first) * hidden, weights.embed_tokens,
-                         letters.get(), int64_t(question.letter_ids.size()), hidden, logits, s);
+                         in.letters, max_letters, hidden, in.logits, s);
+}
+
+void enqueue_letter_logits(const forward_context& ctx, const model_config& model,
+                           const device_language& weights, const prepared_question& question,
+                           const float* image_features, int64_t image_rows, float* logits) {
+  language_buffers buffers;
+  const language_inputs inputs =
+      upload_language_inputs(ctx, model, weights, question, image_features, image_rows, buffers);
+  enqueue_layers_and_readout(ctx, model, weights, inputs);
+  check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
+                             cudaMemcpyDeviceToDevice, ctx.stream),
+             "cudaMemcpyAsync (logits)");
 }
 
 }  // namespace cua_s1::gpu

@@ -40,6 +40,10 @@ std::string server_usage() {
          "  --backend NAME          cuda, cpu, or auto = cuda when this build has it and a GPU\n"
          "                          is present, else cpu (auto)                 [CUA_S1_BACKEND]\n"
          "  --device N              CUDA device index (0)                        [CUA_S1_DEVICE]\n"
+         "  --cuda-graphs N         language CUDA graphs cached, one per prompt length;\n"
+         "                          0 = run eagerly (8)                      [CUA_S1_CUDA_GRAPHS]\n"
+         "  --merge-language-lora on|off  merge the language LoRA into the bf16 weights at\n"
+         "                          load on the GPU (on)           [CUA_S1_MERGE_LANGUAGE_LORA]\n"
          "  --threads N             CPU backend compute threads, 0 = all cores (0) [CUA_S1_THREADS]\n"
          "Serving:\n"
          "  --host ADDRESS          bind address (127.0.0.1)                     [CUA_S1_HOST]\n"
@@ -76,6 +80,8 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--threads", "CUA_S1_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.threads, 0, 1024); }, "a count 0-1024"},
       {"--backend", "CUA_S1_BACKEND", [&](const std::string& v) { options.backend = v; return v == "auto" || v == "cpu" || v == "cuda"; }, "auto, cpu or cuda"},
       {"--device", "CUA_S1_DEVICE", [&](const std::string& v) { return parse_number<int>(v, options.device, 0, 1023); }, "a device index 0-1023"},
+      {"--cuda-graphs", "CUA_S1_CUDA_GRAPHS", [&](const std::string& v) { return parse_number<unsigned>(v, options.cuda_graphs, 0, 1024); }, "a count 0-1024"},
+      {"--merge-language-lora", "CUA_S1_MERGE_LANGUAGE_LORA", [&](const std::string& v) { options.merge_language_lora = v == "on"; return v == "on" || v == "off"; }, "on or off"},
       {"--decode-threads", "CUA_S1_DECODE_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.decode_threads, 1, 256); }, "a count 1-256"},
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},

@@ -60,7 +60,13 @@ outcome<std::unique_ptr<backend>> make_backend(const server_options& options,
 #ifdef CUA_S1_HAVE_CUDA
   const int gpus = cuda_device_count();
   if (options.backend == "cuda" || (options.backend == "auto" && gpus > 0))
-    return make_cuda_backend(std::move(weights), options.device);
+  {
+    cuda_backend_options cuda;
+    cuda.device = options.device;
+    cuda.graph_cache = options.cuda_graphs;
+    cuda.merge_language_lora = options.merge_language_lora;
+    return make_cuda_backend(std::move(weights), std::move(cuda));
+  }
   if (options.backend == "auto")
     log_event(log_level::info, "backend_choice",
               {{"backend", "cpu"}, {"reason", "no CUDA device found"}});
