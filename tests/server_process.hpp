@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,13 @@ extern char** environ;
 
 namespace cua_s1::test {
 
-inline std::string server_binary() { return std::string(CUA_S1_BINARY_DIR) + "/src/cua-s1-server"; }
+// The server binary of this build, or $CUA_S1_SERVER_BINARY (tests run on the GPU host against
+// the portable binaries of scripts/device-bundle).
+inline std::string server_binary() {
+  const char* override_path = std::getenv("CUA_S1_SERVER_BINARY");
+  if (override_path && *override_path) return override_path;
+  return std::string(CUA_S1_BINARY_DIR) + "/src/cua-s1-server";
+}
 
 struct http_reply {
   int status = 0;

@@ -79,14 +79,7 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
     uncapturable_.insert(tokens);
     ages_.erase(e->age);
     entries_.erase(tokens);
-    language_buffers buffers;  // the eager path on this prompt
-    const language_inputs eager =
-        upload_language_inputs(ctx, config, weights, question, image_features, image_rows, buffers);
-    enqueue_layers_and_readout(ctx, config, weights, eager);
-    check_cuda(cudaMemcpyAsync(logits, eager.logits, question.letter_ids.size() * sizeof(float),
-                               cudaMemcpyDeviceToDevice, ctx.stream),
-               "cudaMemcpyAsync (logits)");
-    return;
+    return enqueue_letter_logits(ctx, config, weights, question, image_features, image_rows, logits);
   }
   check_cuda(cudaGraphLaunch(e->exec, ctx.stream), "cudaGraphLaunch");
   ++replays_;

@@ -91,24 +91,15 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
     cublasLtMatmulPreference_t p;
     ~preference_guard() { cublasLtMatmulPreferenceDestroy(p); }
   } guard{preference};
-  const uint64_t workspace = workspace_bytes_;
-  const uint32_t first_align = uint32_t(align_b), second_align = uint32_t(align_a),
-                 out_align = uint32_t(align_c);
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &workspace, sizeof workspace),
-               "cublasLtMatmulPreferenceSetAttribute(workspace)");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                    &first_align, sizeof first_align),
-               "cublasLtMatmulPreferenceSetAttribute(align A)");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                    &second_align, sizeof second_align),
-               "cublasLtMatmulPreferenceSetAttribute(align B)");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                    &out_align, sizeof out_align),
-               "cublasLtMatmulPreferenceSetAttribute(align C)");
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                    &out_align, sizeof out_align),
-               "cublasLtMatmulPreferenceSetAttribute(align D)");
+  auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attribute, auto value, const char* what) {
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value), what);
+  };
+  prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(workspace_bytes_), "workspace preference");
+  // The first operand is B, the second A (column-major view); C and D are the same buffer.
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, uint32_t(align_b), "alignment preference (B)");
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, uint32_t(align_a), "alignment preference (A)");
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, uint32_t(align_c), "alignment preference (C)");
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(align_c), "alignment preference (D)");
   cublasLtMatmulHeuristicResult_t result{};
   int found_count = 0;
   check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->first, p->second, p->out, p->out,
