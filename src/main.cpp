@@ -4,6 +4,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -89,13 +91,50 @@ int main(int argc, char** argv) {
     server.stop_accepting();
     io.stop();
   };
+  // Graceful shutdown: the first signal drains (unready, no new connections, admitted work
+  // finishes, then exit 0 or 1 at --drain-timeout); a second signal exits 1 at once.
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (ec) return;
-    log_event(log_level::info, "shutdown", {{"signal", signal}});
-    server.stop_accepting();
-    io.stop();
-  });
+  boost::asio::steady_timer drain_timer(io);
+  const auto drain_deadline_after = std::chrono::seconds(options->drain_timeout_seconds);
+  std::chrono::steady_clock::time_point drain_deadline;
+  std::function<void()> check_drained = [&] {
+    const size_t active = server.active_requests(), queued = engine.queued_requests();
+    if (active == 0 && queued == 0) {
+      log_event(log_level::info, "drained");
+      return io.stop();
+    }
+    if (std::chrono::steady_clock::now() >= drain_deadline) {
+      log_event(log_level::error, "drain_timeout",
+                {{"active_requests", static_cast<int64_t>(active)},
+                 {"queued_requests", static_cast<int64_t>(queued)}, {"exit_code", 1}});
+      exit_code = 1;
+      return io.stop();
+    }
+    drain_timer.expires_after(std::chrono::milliseconds(20));
+    drain_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) check_drained();
+    });
+  };
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int signal) {
+        if (ec) return;
+        if (engine.draining()) {
+          log_event(log_level::warning, "forced_shutdown", {{"signal", signal}, {"exit_code", 1}});
+          std::fflush(stderr);
+          std::_Exit(1);
+        }
+        log_event(log_level::info, "shutdown",
+                  {{"signal", signal},
+                   {"active_requests", static_cast<int64_t>(server.active_requests())},
+                   {"queued_requests", static_cast<int64_t>(engine.queued_requests())},
+                   {"drain_timeout_s", static_cast<int64_t>(options->drain_timeout_seconds)}});
+        engine.begin_drain();
+        server.stop_accepting();
+        drain_deadline = std::chrono::steady_clock::now() + drain_deadline_after;
+        signals.async_wait(on_signal);
+        check_drained();
+      };
+  signals.async_wait(on_signal);
 
   const unsigned io_threads = 2;
   std::vector<std::thread> threads;

@@ -91,7 +91,7 @@ outcome<bool> decision_engine::warm_up() {
         [&promise](decision_response response) { promise.set_value(std::move(response)); });
   decision_response response = future.get();
   if (response.status != 200) return failure{500, "warmup decision failed: " + response.body};
-  ready_ = true;
+  if (!draining_) ready_ = true;  // a signal during the warmup keeps it unready
   return true;
 }
 

@@ -73,6 +73,14 @@ class decision_engine {
   outcome<bool> warm_up();
 
   bool ready() const { return ready_.load(); }
+
+  // Graceful shutdown: the engine turns unready for good (new decisions get 503) while the work
+  // already admitted finishes.
+  void begin_drain() {
+    draining_ = true;
+    ready_ = false;
+  }
+  bool draining() const { return draining_.load(); }
   const std::string& identity() const { return options_.identity; }
   std::string backend_description() const { return executor_.model().description(); }
   size_t queued_requests() const { return admission_.queued_requests(); }
@@ -90,6 +98,7 @@ class decision_engine {
   boost::asio::thread_pool decode_pool_;
   executor_actor executor_;
   std::atomic<bool> ready_{false};
+  std::atomic<bool> draining_{false};
   server_metrics metrics_;
 };
 

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "api/decision_answer.hpp"
@@ -42,6 +43,7 @@ response_type detail_response(unsigned version, bool keep_alive, int status, std
 }
 
 std::string health_body(const decision_engine& engine, const http_options& options) {
+  if (engine.draining()) return "{\"status\":\"draining\"}";
   if (!engine.ready()) return "{\"status\":\"starting\"}";
   std::string out = "{\"status\":\"ready\",\"model\":\"";
   append_json_string_body(out, engine.identity());
@@ -89,8 +91,17 @@ asio::awaitable<void> lingering_close(beast::tcp_stream& stream) {
     co_await stream.async_read_some(asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
 }
 
+// Counts a decision from the parsed request until its response has been written.
+struct active_request {
+  std::atomic<size_t>& count;
+  explicit active_request(std::atomic<size_t>& c) : count(c) { ++count; }
+  ~active_request() { --count; }
+  active_request(const active_request&) = delete;
+  active_request& operator=(const active_request&) = delete;
+};
+
 asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
-                                  const http_options& options) {
+                                  const http_options& options, std::shared_ptr<std::atomic<size_t>> active) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   beast::error_code ec;
@@ -120,11 +131,13 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       break;
     }
     stream.expires_never();
+    std::optional<active_request> counted;
+    counted.emplace(*active);
     auto request = parser.release();
     const auto started = std::chrono::steady_clock::now();
     const std::string request_id = request_id_for(request["X-Request-Id"]);
     const unsigned version = request.version();
-    const bool keep_alive = request.keep_alive();
+    const bool keep_alive = request.keep_alive() && !engine.draining();
     const std::string target(request.target());
     const bool is_get = request.method() == http::verb::get || request.method() == http::verb::head;
     std::string route = target;
@@ -140,7 +153,9 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       } else if (!content_type.empty() && media_type(content_type) != "application/json") {
         response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
       } else if (!engine.ready()) {
-        response = detail_response(version, keep_alive, 503, "server is starting, retry later");
+        response = detail_response(version, keep_alive, 503,
+                                   engine.draining() ? "server is shutting down, retry elsewhere"
+                                                     : "server is starting, retry later");
         response.set(http::field::retry_after, "1");
       } else {
         decision_response decided = co_await engine.async_decide(
@@ -181,13 +196,15 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
                                                                 started).count()}});
     stream.expires_after(options.read_timeout);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || !keep_alive) break;
+    counted.reset();
+    if (ec || !keep_alive || engine.draining()) break;
   }
   co_await lingering_close(stream);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
-                                  const http_options& options) {
+                                  const http_options& options,
+                                  std::shared_ptr<std::atomic<size_t>> active) {
   while (acceptor->is_open()) {
     beast::error_code ec;
     tcp::socket socket = co_await acceptor->async_accept(
@@ -198,7 +215,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, run_session(std::move(socket), engine, options), asio::detached);
+    asio::co_spawn(executor, run_session(std::move(socket), engine, options, active), asio::detached);
   }
 }
 
@@ -220,7 +237,7 @@ outcome<bool> http_server::start() {
   if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failure{500, "cannot listen on " + where + ": " + ec.message()};
   bound_port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_), asio::detached);
+  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, active_), asio::detached);
   return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -32,6 +33,9 @@ class http_server {
   // Stops accepting new connections (in-flight requests finish).
   void stop_accepting();
 
+  // Requests parsed whose response has not been written yet (graceful shutdown waits for 0).
+  size_t active_requests() const { return active_->load(); }
+
   unsigned short bound_port() const { return bound_port_; }
 
  private:
@@ -39,6 +43,7 @@ class http_server {
   decision_engine& engine_;
   http_options options_;
   std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::shared_ptr<std::atomic<size_t>> active_ = std::make_shared<std::atomic<size_t>>(0);
   unsigned short bound_port_ = 0;
 };
 
