@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   engine_settings.decode_threads = options->decode_threads;
   engine_settings.limits = {options->max_queued_requests, options->max_queued_questions};
   engine_settings.identity = loaded->identity;
+  engine_settings.request_timeout = std::chrono::seconds(options->request_timeout_seconds);
   std::atomic<int> exit_code{0};
   std::function<void()> stop_serving;  // set once the server exists
   engine_settings.on_backend_unusable = [&](const std::string& reason) {

@@ -19,6 +19,14 @@ constexpr const char* warmup_body =
     "\"questions\":{\"warmup\":{\"type\":\"choice\",\"instructions\":\"Continue\","
     "\"criteria\":{\"continue\":\"Continue\",\"cancel\":\"Cancel\"}}}}";
 
+// 503 for work dropped at its deadline before it started.
+decision_response timed_out() {
+  decision_response response =
+      error_response({503, "request timed out before it could start, retry later"});
+  response.retry_after_seconds = 1;
+  return response;
+}
+
 }  // namespace
 
 decision_engine::decision_engine(boost::asio::any_io_executor io,
@@ -49,9 +57,15 @@ void decision_engine::start(std::string body, std::string request_id,
     busy.retry_after_seconds = 1;
     return complete(std::move(busy));
   }
-  boost::asio::post(decode_pool_, [this, questions, received, request = std::move(*request),
+  const auto deadline = received + options_.request_timeout;
+  boost::asio::post(decode_pool_, [this, questions, received, deadline, request = std::move(*request),
                                    request_id = std::move(request_id),
                                    complete = std::move(complete)]() mutable {
+    if (clock::now() >= deadline) {
+      admission_.release(questions);
+      log_event(log_level::warning, "request_timeout", {{"request_id", request_id}, {"stage", "decode"}});
+      return complete(timed_out());
+    }
     auto prepared = preparer_->prepare(std::move(request));
     if (!prepared) {
       admission_.release(questions);
@@ -72,15 +86,19 @@ void decision_engine::start(std::string body, std::string request_id,
       auto seconds = executor_.model().last_run_seconds();
       metrics_.observe_stage(stage::vision, seconds.vision);
       metrics_.observe_stage(stage::language, seconds.language);
-      if (!logits)
+      const bool expired = !logits && logits.error().status == 503;
+      if (expired)
+        log_event(log_level::warning, "request_timeout", {{"request_id", request_id}, {"stage", "model"}});
+      else if (!logits)
         log_event(log_level::error, "inference_failed",
                   {{"request_id", request_id}, {"detail", logits.error().detail}});
-      decision_response response = assemble_response(options_.identity, *shared, logits);
+      decision_response response =
+          expired ? timed_out() : assemble_response(options_.identity, *shared, logits);
       admission_.release(questions);
       metrics_.observe_stage(stage::total,
                              std::chrono::duration<double>(clock::now() - received).count());
       complete(std::move(response));
-    });
+    }, deadline);
   });
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -25,6 +26,9 @@ struct engine_options {
   size_t decode_threads = 2;  // threads for base64, image decoding, preprocessing, tokenizing
   admission_limits limits;
   std::string identity = model_identity;  // the "model" of answers and /health
+  // Work not started this long after the request arrived is dropped and answered 503 (checked
+  // before decoding and before the model runs).
+  std::chrono::milliseconds request_timeout{30000};
   // Called once when the backend has become unusable (a sticky device error); the engine is
   // already unready by then. The server binary stops with a non-zero exit.
   std::function<void(const std::string& reason)> on_backend_unusable;

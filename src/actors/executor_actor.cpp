@@ -14,9 +14,11 @@ executor_actor::executor_actor(std::unique_ptr<backend> model, unusable_handler 
 
 executor_actor::~executor_actor() { thread_.join(); }
 
-void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done) {
-  boost::asio::post(thread_, [this, request = std::move(request), done = std::move(done)]() mutable {
-    queue_.push_back({std::move(request), std::move(done)});
+void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done,
+                            clock::time_point deadline) {
+  boost::asio::post(thread_, [this, request = std::move(request), done = std::move(done),
+                              deadline]() mutable {
+    queue_.push_back({std::move(request), std::move(done), deadline});
     if (!in_flight_) start_next();
   });
 }
@@ -25,6 +27,12 @@ void executor_actor::start_next() {
   while (!in_flight_ && !queue_.empty()) {
     current_ = std::move(queue_.front());
     queue_.pop_front();
+    if (clock::now() >= current_.deadline) {
+      auto done = std::move(current_.done);
+      current_ = {};
+      done(failure{503, "request timed out before the model could run it, retry later"});
+      continue;
+    }
     try {
       in_flight_ = model_->start(*current_.request);
     } catch (const std::exception& e) {

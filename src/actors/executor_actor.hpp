@@ -26,9 +26,12 @@ class executor_actor {
   explicit executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable = {});
   ~executor_actor();  // waits for submitted work to finish
 
+  using clock = std::chrono::steady_clock;
+
   // Runs the model on `request` (kept alive until `done` has been called) and calls `done` on the
-  // actor's thread.
-  void submit(std::shared_ptr<const prepared_request> request, completion done);
+  // actor's thread. A job still queued at `deadline` is not run: `done` gets status 503.
+  void submit(std::shared_ptr<const prepared_request> request, completion done,
+              clock::time_point deadline = clock::time_point::max());
 
   const backend& model() const { return *model_; }
 
@@ -39,6 +42,7 @@ class executor_actor {
   struct job {
     std::shared_ptr<const prepared_request> request;
     completion done;
+    clock::time_point deadline;
   };
   void start_next();
   void poll();

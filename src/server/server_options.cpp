@@ -54,6 +54,8 @@ std::string server_usage() {
          "  --max-queued-questions N  questions admitted at once (512)\n"
          "                                                     [CUA_S1_MAX_QUEUED_QUESTIONS]\n"
          "  --read-timeout SECONDS  time allowed to send a request (15)   [CUA_S1_READ_TIMEOUT]\n"
+         "  --request-timeout SECONDS  work not started this long after the request arrived\n"
+         "                          is dropped with 503 (30)          [CUA_S1_REQUEST_TIMEOUT]\n"
          "  --drain-timeout SECONDS on SIGTERM/SIGINT, time to finish admitted requests\n"
          "                          before exiting (30)                 [CUA_S1_DRAIN_TIMEOUT]\n"
          "  --log-level LEVEL       debug, info, warning or error (info)     [CUA_S1_LOG_LEVEL]\n"
@@ -91,6 +93,7 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},
       {"--read-timeout", "CUA_S1_READ_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.read_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
+      {"--request-timeout", "CUA_S1_REQUEST_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.request_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--drain-timeout", "CUA_S1_DRAIN_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.drain_timeout_seconds, 0, 3600); }, "seconds 0-3600"},
       {"--log-level", "CUA_S1_LOG_LEVEL", [&](const std::string& v) { options.log_level = v; return v == "debug" || v == "info" || v == "warning" || v == "error"; }, "debug, info, warning or error"},
   };

@@ -26,6 +26,7 @@ struct server_options {
   size_t max_queued_questions = 512;  // --max-queued-questions
   unsigned read_timeout_seconds = 15;  // --read-timeout
   unsigned drain_timeout_seconds = 30;  // --drain-timeout: graceful shutdown limit
+  unsigned request_timeout_seconds = 30;  // --request-timeout: work not started by then -> 503
   std::string log_level = "info";      // --log-level debug|info|warning|error
   bool help = false;
 };
