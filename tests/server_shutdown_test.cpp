@@ -51,15 +51,32 @@ bool logged(server_process& server, const std::string& event, std::chrono::secon
       timeout);
 }
 
+// A ready server (one compute and one decode thread, plus `extra` options) with `count`
+// decisions in flight, then SIGTERM.
+struct draining_server {
+  server_process server;
+  std::vector<std::future<http_reply>> replies;
+  draining_server(std::vector<std::string> extra, int count, bool wait_for_shutdown_log = true)
+      : server([&] {
+          std::vector<std::string> args = {"--threads", "1", "--decode-threads", "1"};
+          args.insert(args.end(), extra.begin(), extra.end());
+          return args;
+        }()) {
+    BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+    replies = start_requests(server, count);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let them be admitted
+    server.signal(SIGTERM);
+    if (wait_for_shutdown_log)
+      BOOST_TEST_REQUIRE(logged(server, "shutdown", std::chrono::seconds(10)), server.log());
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(sigterm_finishes_admitted_requests_then_exits_zero) {
-  server_process server({"--threads", "1", "--decode-threads", "1"});
-  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
-  auto replies = start_requests(server, 4);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let them be admitted
-  server.signal(SIGTERM);
-  BOOST_TEST_REQUIRE(logged(server, "shutdown", std::chrono::seconds(10)), server.log());
+  draining_server drain({}, 4);
+  server_process& server = drain.server;
+  auto& replies = drain.replies;
   const std::string log = server.log();
   const size_t at = log.find("\"event\":\"shutdown\"");
   BOOST_TEST_MESSAGE("at the signal: " << log.substr(at, log.find('\n', at) - at));
@@ -74,12 +91,9 @@ BOOST_AUTO_TEST_CASE(sigterm_finishes_admitted_requests_then_exits_zero) {
 }
 
 BOOST_AUTO_TEST_CASE(a_second_signal_exits_one_at_once) {
-  server_process server({"--threads", "1", "--decode-threads", "1", "--drain-timeout", "600"});
-  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
-  auto replies = start_requests(server, 6);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  server.signal(SIGTERM);
-  BOOST_TEST_REQUIRE(logged(server, "shutdown", std::chrono::seconds(10)), server.log());
+  draining_server drain({"--drain-timeout", "600"}, 6);
+  server_process& server = drain.server;
+  auto& replies = drain.replies;
   server.signal(SIGTERM);
   const auto started = std::chrono::steady_clock::now();
   const int code = server.wait_exit(std::chrono::seconds(30));
@@ -95,11 +109,9 @@ BOOST_AUTO_TEST_CASE(a_second_signal_exits_one_at_once) {
 }
 
 BOOST_AUTO_TEST_CASE(the_drain_timeout_exits_one_with_work_left) {
-  server_process server({"--threads", "1", "--decode-threads", "1", "--drain-timeout", "0"});
-  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
-  auto replies = start_requests(server, 6);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  server.signal(SIGTERM);
+  draining_server drain({"--drain-timeout", "0"}, 6, false);
+  server_process& server = drain.server;
+  auto& replies = drain.replies;
   const int code = server.wait_exit(std::chrono::seconds(30));
   const bool timed_out = server.log().find("drain_timeout") != std::string::npos;
   BOOST_TEST_MESSAGE("drain-timeout 0: exit " << code << (timed_out ? " (work was left)" : ""));
@@ -108,13 +120,9 @@ BOOST_AUTO_TEST_CASE(the_drain_timeout_exits_one_with_work_left) {
 }
 
 BOOST_AUTO_TEST_CASE(health_ready_turns_503_while_draining) {
-  server_process server({"--threads", "1", "--decode-threads", "1", "--drain-timeout", "60"});
-  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
-  // A keep-alive connection opened before the signal can still ask.
-  auto replies = start_requests(server, 6);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  server.signal(SIGTERM);
-  BOOST_TEST_REQUIRE(logged(server, "shutdown", std::chrono::seconds(10)), server.log());
+  draining_server drain({"--drain-timeout", "60"}, 6);
+  server_process& server = drain.server;
+  auto& replies = drain.replies;
   // A new connection is refused (the listener is closed) or answered 503 while draining.
   const http_reply refused =
       try_send(server.port(), boost::beast::http::verb::get, "/health/ready");
