@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       log_event(log_level::error, "drain_timeout",
                 {{"active_requests", static_cast<int64_t>(active)},
                  {"queued_requests", static_cast<int64_t>(queued)}, {"exit_code", 1}});
-      exit_code = 1;
-      return io.stop();
+      std::fflush(stderr);
+      std::_Exit(1);  // work is still running: do not wait for it in destructors
     }
     drain_timer.expires_after(std::chrono::milliseconds(20));
     drain_timer.async_wait([&](const boost::system::error_code& ec) {

@@ -19,13 +19,14 @@ constexpr const char* warmup_body =
     "\"questions\":{\"warmup\":{\"type\":\"choice\",\"instructions\":\"Continue\","
     "\"criteria\":{\"continue\":\"Continue\",\"cancel\":\"Cancel\"}}}}";
 
-// 503 for work dropped at its deadline before it started.
-decision_response timed_out() {
-  decision_response response =
-      error_response({503, "request timed out before it could start, retry later"});
+// 503 + Retry-After for work that was dropped before it ran (its deadline, a shutdown).
+decision_response not_run(const failure& why) {
+  decision_response response = error_response(why);
   response.retry_after_seconds = 1;
   return response;
 }
+
+const failure timed_out{503, "request timed out before it could start, retry later"};
 
 }  // namespace
 
@@ -42,7 +43,12 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
         if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
       }) {}
 
-decision_engine::~decision_engine() { decode_pool_.join(); }
+// Members die in reverse order, but the executor's completions use the admission and the
+// metrics: stop the decode pool, then the executor, before anything else goes.
+decision_engine::~decision_engine() {
+  decode_pool_.join();
+  executor_.stop();
+}
 
 void decision_engine::start(std::string body, std::string request_id,
                             std::function<void(decision_response)> complete) {
@@ -64,7 +70,7 @@ void decision_engine::start(std::string body, std::string request_id,
     if (clock::now() >= deadline) {
       admission_.release(questions);
       log_event(log_level::warning, "request_timeout", {{"request_id", request_id}, {"stage", "decode"}});
-      return complete(timed_out());
+      return complete(not_run(timed_out));
     }
     auto prepared = preparer_->prepare(std::move(request));
     if (!prepared) {
@@ -86,14 +92,15 @@ void decision_engine::start(std::string body, std::string request_id,
       auto seconds = executor_.model().last_run_seconds();
       metrics_.observe_stage(stage::vision, seconds.vision);
       metrics_.observe_stage(stage::language, seconds.language);
-      const bool expired = !logits && logits.error().status == 503;
-      if (expired)
-        log_event(log_level::warning, "request_timeout", {{"request_id", request_id}, {"stage", "model"}});
+      const bool dropped = !logits && logits.error().status == 503;  // the executor did not run it
+      if (dropped)
+        log_event(log_level::warning, "request_not_run",
+                  {{"request_id", request_id}, {"detail", logits.error().detail}});
       else if (!logits)
         log_event(log_level::error, "inference_failed",
                   {{"request_id", request_id}, {"detail", logits.error().detail}});
       decision_response response =
-          expired ? timed_out() : assemble_response(options_.identity, *shared, logits);
+          dropped ? not_run(logits.error()) : assemble_response(options_.identity, *shared, logits);
       admission_.release(questions);
       metrics_.observe_stage(stage::total,
                              std::chrono::duration<double>(clock::now() - received).count());

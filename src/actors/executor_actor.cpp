@@ -12,7 +12,15 @@ namespace cua_s1 {
 executor_actor::executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable)
     : model_(std::move(model)), on_unusable_(std::move(on_unusable)) {}
 
-executor_actor::~executor_actor() { thread_.join(); }
+executor_actor::~executor_actor() { stop(); }
+
+void executor_actor::stop() {
+  boost::asio::post(thread_, [this] {
+    stopping_ = true;
+    if (!in_flight_) start_next();  // answers the queue
+  });
+  thread_.join();
+}
 
 void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done,
                             clock::time_point deadline) {
@@ -27,6 +35,12 @@ void executor_actor::start_next() {
   while (!in_flight_ && !queue_.empty()) {
     current_ = std::move(queue_.front());
     queue_.pop_front();
+    if (stopping_) {
+      auto done = std::move(current_.done);
+      current_ = {};
+      done(failure{503, "server is shutting down"});
+      continue;
+    }
     if (clock::now() >= current_.deadline) {
       auto done = std::move(current_.done);
       current_ = {};

@@ -24,7 +24,11 @@ class executor_actor {
   using unusable_handler = std::function<void(const std::string& reason)>;
 
   explicit executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable = {});
-  ~executor_actor();  // waits for submitted work to finish
+  ~executor_actor();  // stop()
+
+  // Finishes the run in flight, answers every queued job 503 "shutting down" without running
+  // it, and joins the actor's thread. Idempotent; later submissions are answered the same way.
+  void stop();
 
   using clock = std::chrono::steady_clock;
 
@@ -56,6 +60,7 @@ class executor_actor {
   job current_;
   std::unique_ptr<pending_run> in_flight_;
   bool reported_unusable_ = false;
+  bool stopping_ = false;  // touched on the actor's thread only
 };
 
 }  // namespace cua_s1
