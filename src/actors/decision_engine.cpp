@@ -19,14 +19,13 @@ constexpr const char* warmup_body =
     "\"questions\":{\"warmup\":{\"type\":\"choice\",\"instructions\":\"Continue\","
     "\"criteria\":{\"continue\":\"Continue\",\"cancel\":\"Cancel\"}}}}";
 
-// 503 + Retry-After for work that was dropped before it ran (its deadline, a shutdown).
+// 503 + Retry-After for work that was dropped before it ran (its deadline, a shutdown), or 499
+// when its client had gone (nobody reads that answer; it is counted and logged).
 decision_response not_run(const failure& why) {
   decision_response response = error_response(why);
-  response.retry_after_seconds = 1;
+  if (why.status == 503) response.retry_after_seconds = 1;
   return response;
 }
-
-const failure timed_out{503, "request timed out before it could start, retry later"};
 
 }  // namespace
 
@@ -50,7 +49,7 @@ decision_engine::~decision_engine() {
   executor_.stop();
 }
 
-void decision_engine::start(std::string body, std::string request_id,
+void decision_engine::start(std::string body, std::string request_id, cancel_flag cancelled,
                             std::function<void(decision_response)> complete) {
   using clock = std::chrono::steady_clock;
   const auto received = clock::now();
@@ -63,14 +62,15 @@ void decision_engine::start(std::string body, std::string request_id,
     busy.retry_after_seconds = 1;
     return complete(std::move(busy));
   }
-  const auto deadline = received + options_.request_timeout;
-  boost::asio::post(decode_pool_, [this, questions, received, deadline, request = std::move(*request),
+  const start_condition when{received + options_.request_timeout, std::move(cancelled)};
+  boost::asio::post(decode_pool_, [this, questions, received, when, request = std::move(*request),
                                    request_id = std::move(request_id),
                                    complete = std::move(complete)]() mutable {
-    if (clock::now() >= deadline) {
+    if (auto refused = when.refusal("it could start")) {
       admission_.release(questions);
-      log_event(log_level::warning, "request_timeout", {{"request_id", request_id}, {"stage", "decode"}});
-      return complete(not_run(timed_out));
+      log_event(log_level::warning, refused->status == 499 ? "request_cancelled" : "request_timeout",
+                {{"request_id", request_id}, {"stage", "decode"}});
+      return complete(not_run(*refused));
     }
     auto prepared = preparer_->prepare(std::move(request));
     if (!prepared) {
@@ -92,7 +92,8 @@ void decision_engine::start(std::string body, std::string request_id,
       auto seconds = executor_.model().last_run_seconds();
       metrics_.observe_stage(stage::vision, seconds.vision);
       metrics_.observe_stage(stage::language, seconds.language);
-      const bool dropped = !logits && logits.error().status == 503;  // the executor did not run it
+      const bool dropped =  // the executor did not run it
+          !logits && (logits.error().status == 503 || logits.error().status == 499);
       if (dropped)
         log_event(log_level::warning, "request_not_run",
                   {{"request_id", request_id}, {"detail", logits.error().detail}});
@@ -105,14 +106,14 @@ void decision_engine::start(std::string body, std::string request_id,
       metrics_.observe_stage(stage::total,
                              std::chrono::duration<double>(clock::now() - received).count());
       complete(std::move(response));
-    }, deadline);
+    }, when);
   });
 }
 
 outcome<bool> decision_engine::warm_up() {
   std::promise<decision_response> promise;
   auto future = promise.get_future();
-  start(warmup_body, "warmup",
+  start(warmup_body, "warmup", nullptr,
         [&promise](decision_response response) { promise.set_value(std::move(response)); });
   decision_response response = future.get();
   if (response.status != 200) return failure{500, "warmup decision failed: " + response.body};

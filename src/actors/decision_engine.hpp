@@ -55,12 +55,21 @@ class decision_engine {
   // The same with a request id that every log line of this request carries.
   template <class CompletionToken>
   auto async_decide(std::string body, std::string request_id, CompletionToken&& token) {
+    return async_decide(std::move(body), std::move(request_id), cancel_flag(),
+                        std::forward<CompletionToken>(token));
+  }
+
+  // The same with a flag the caller sets when its client has gone: work not started by then is
+  // dropped (status 499, before decoding or before the model runs).
+  template <class CompletionToken>
+  auto async_decide(std::string body, std::string request_id, cancel_flag cancelled,
+                    CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(decision_response)>(
-        [this](auto handler, std::string body, std::string request_id) {
+        [this](auto handler, std::string body, std::string request_id, cancel_flag cancelled) {
           auto executor = boost::asio::get_associated_executor(handler, io_);
           auto work = boost::asio::make_work_guard(executor);
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          start(std::move(body), std::move(request_id),
+          start(std::move(body), std::move(request_id), std::move(cancelled),
                 [shared, work = std::move(work)](decision_response response) mutable {
             auto executor = work.get_executor();
             boost::asio::post(executor, [shared, response = std::move(response)]() mutable {
@@ -69,7 +78,7 @@ class decision_engine {
             work.reset();
           });
         },
-        token, std::move(body), std::move(request_id));
+        token, std::move(body), std::move(request_id), std::move(cancelled));
   }
 
   // Runs one real decision (a 224x224 white screenshot) and marks the engine ready on success.
@@ -92,7 +101,7 @@ class decision_engine {
   const server_metrics& metrics() const { return metrics_; }
 
  private:
-  void start(std::string body, std::string request_id,
+  void start(std::string body, std::string request_id, cancel_flag cancelled,
              std::function<void(decision_response)> complete);
 
   boost::asio::any_io_executor io_;

@@ -23,10 +23,10 @@ void executor_actor::stop() {
 }
 
 void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done,
-                            clock::time_point deadline) {
+                            start_condition when) {
   boost::asio::post(thread_, [this, request = std::move(request), done = std::move(done),
-                              deadline]() mutable {
-    queue_.push_back({std::move(request), std::move(done), deadline});
+                              when = std::move(when)]() mutable {
+    queue_.push_back({std::move(request), std::move(done), std::move(when)});
     if (!in_flight_) start_next();
   });
 }
@@ -41,10 +41,10 @@ void executor_actor::start_next() {
       done(failure{503, "server is shutting down"});
       continue;
     }
-    if (clock::now() >= current_.deadline) {
+    if (auto refused = current_.when.refusal("the model could run it")) {
       auto done = std::move(current_.done);
       current_ = {};
-      done(failure{503, "request timed out before the model could run it, retry later"});
+      done(*refused);
       continue;
     }
     try {

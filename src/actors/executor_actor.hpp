@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/start_condition.hpp"
 #include "model/backend.hpp"
 
 namespace cua_s1 {
@@ -33,9 +34,10 @@ class executor_actor {
   using clock = std::chrono::steady_clock;
 
   // Runs the model on `request` (kept alive until `done` has been called) and calls `done` on the
-  // actor's thread. A job still queued at `deadline` is not run: `done` gets status 503.
+  // actor's thread. A job whose condition refuses it when its turn comes is not run: `done`
+  // gets 503 (deadline passed) or 499 (client gone).
   void submit(std::shared_ptr<const prepared_request> request, completion done,
-              clock::time_point deadline = clock::time_point::max());
+              start_condition when = {});
 
   const backend& model() const { return *model_; }
 
@@ -46,7 +48,7 @@ class executor_actor {
   struct job {
     std::shared_ptr<const prepared_request> request;
     completion done;
-    clock::time_point deadline;
+    start_condition when;
   };
   void start_next();
   void poll();

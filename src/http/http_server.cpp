@@ -9,8 +9,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sys/socket.h>
+
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -91,6 +94,36 @@ asio::awaitable<void> lingering_close(beast::tcp_stream& stream) {
     co_await stream.async_read_some(asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
 }
 
+// While a decision waits, notices a client that closes its connection (EOF or reset) and sets
+// the decision's cancel flag; bytes of a pipelined next request end the watch without it.
+// Runs on the session's strand; stop() before the socket is used again.
+class disconnect_watch {
+ public:
+  explicit disconnect_watch(tcp::socket& socket) : state_(std::make_shared<state>()) {
+    socket.async_wait(tcp::socket::wait_read,
+                      [&socket, state = state_](const boost::system::error_code& ec) {
+      if (ec || !state->watching) return;  // stopped: the answer is ready
+      char byte;
+      const ssize_t got = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+        state->cancelled->store(true);
+    });
+  }
+  const cancel_flag& flag() const { return state_->cancelled; }
+  void stop(tcp::socket& socket) {
+    state_->watching = false;
+    beast::error_code ignored;
+    socket.cancel(ignored);
+  }
+
+ private:
+  struct state {
+    cancel_flag cancelled = std::make_shared<std::atomic<bool>>(false);
+    bool watching = true;
+  };
+  std::shared_ptr<state> state_;
+};
+
 // Counts a decision from the parsed request until its response has been written.
 struct active_request {
   std::atomic<size_t>& count;
@@ -158,8 +191,10 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
                                                      : "server is starting, retry later");
         response.set(http::field::retry_after, "1");
       } else {
+        disconnect_watch watch(stream.socket());
         decision_response decided = co_await engine.async_decide(
-            std::move(request.body()), request_id, asio::use_awaitable);
+            std::move(request.body()), request_id, watch.flag(), asio::use_awaitable);
+        watch.stop(stream.socket());
         response = json_response(version, keep_alive, decided.status, std::move(decided.body));
         if (decided.retry_after_seconds > 0)
           response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
