@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -124,6 +125,41 @@ class disconnect_watch {
   std::shared_ptr<state> state_;
 };
 
+// The time allowed to read one request. Unlike tcp_stream's own timeout, which closes the
+// socket, it only cancels the read, so that a 408 can still be written. Runs on the session's
+// strand.
+class read_deadline {
+ public:
+  read_deadline(beast::tcp_stream& stream, std::chrono::steady_clock::duration limit)
+      : timer_(stream.get_executor()), state_(std::make_shared<state>()) {
+    timer_.expires_after(limit);
+    timer_.async_wait([&stream, state = state_](const boost::system::error_code& ec) {
+      if (ec || !state->armed) return;  // disarmed: the read is over, `stream` may be gone
+      state->expired = true;
+      beast::error_code ignored;
+      stream.socket().cancel(ignored);
+    });
+  }
+  ~read_deadline() { disarm(); }
+  read_deadline(const read_deadline&) = delete;
+  read_deadline& operator=(const read_deadline&) = delete;
+
+  // Stops the clock; true when it had run out (and cancelled the read).
+  bool disarm() {
+    state_->armed = false;
+    timer_.cancel();
+    return state_->expired;
+  }
+
+ private:
+  struct state {
+    bool armed = true;
+    bool expired = false;
+  };
+  asio::steady_timer timer_;
+  std::shared_ptr<state> state_;
+};
+
 // Counts a decision from the parsed request until its response has been written.
 struct active_request {
   std::atomic<size_t>& count;
@@ -142,8 +178,13 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
     http::request_parser<http::string_body> parser;
     parser.body_limit(max_body_bytes);
     parser.header_limit(64 * 1024);
-    stream.expires_after(options.read_timeout);
+    stream.expires_never();
+    read_deadline deadline(stream, options.read_timeout);
     co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (deadline.disarm()) {
+      if (!parser.got_some() && buffer.size() == 0) break;  // an idle keep-alive connection
+      ec = beast::error::timeout;
+    }
     if (ec == http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset)
       break;
