@@ -128,6 +128,7 @@ class server_process {
   server_process& operator=(const server_process&) = delete;
 
   unsigned short port() const { return port_; }
+  pid_t pid() const { return pid_; }
   const std::string& log() const { return log_; }
 
   bool running() {
