@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Closed-loop load generator for cua-s1-server: N concurrent clients send request bodies for a
+fixed count or duration and report throughput, latency percentiles and every status seen.
+
+Each client is a thread with its own HTTP/1.1 keep-alive connection (http.client, TCP_NODELAY),
+sending the next request as soon as the previous answer has been read (closed loop: the offered
+load adapts to the server, so at capacity the queue limits, not the client, decide). A request
+that gets no answer (connection reset, timeout) is counted as "lost" and its client reconnects.
+The run fails (exit 1) when anything other than 200 and 503 comes back, a request is lost, a 503
+lacks Retry-After, or a 200 body differs from the first 200 body of the same input (answers are
+deterministic).
+
+Usage:
+  bench/load_generator.py [--url http://127.0.0.1:8000] [--concurrency 64] [--requests 2000 |
+      --duration 30] [--timeout 60] [--json OUT.json] BODY.json [BODY.json ...]
+  (no BODY: tests/fixtures/prepare/requests/std-small.json, which the bundled tiny model answers)
+
+Start the server separately, e.g. `build/src/cua-s1-server --backend cpu --max-queued-requests 4`.
+Standard library only.
+"""
+
+import argparse
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+DEFAULT_BODY = Path(__file__).resolve().parent.parent / "tests/fixtures/prepare/requests/std-small.json"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("bodies", nargs="*", type=Path, default=[DEFAULT_BODY])
+    p.add_argument("--url", default="http://127.0.0.1:8000", help="server base URL")
+    p.add_argument("--concurrency", type=int, default=64, help="concurrent clients (64)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--requests", type=int, default=2000, help="requests in all (2000)")
+    group.add_argument("--duration", type=float, help="seconds to run instead of --requests")
+    p.add_argument("--timeout", type=float, default=60, help="seconds to wait for one answer (60)")
+    p.add_argument("--json", type=Path, help="also write the report as JSON here")
+    args = p.parse_args()
+    if args.concurrency < 1:
+        p.error("--concurrency must be at least 1")
+    return args
+
+
+class Tally:
+    """Results shared by the clients (under one lock)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.latencies = {}  # status -> [seconds]
+        self.lost = 0
+        self.problems = []
+        self.first_ok_body = {}  # input index -> body
+
+    def record(self, index, status, seconds, body, retry_after):
+        with self.lock:
+            self.latencies.setdefault(status, []).append(seconds)
+            if status == 200:
+                expected = self.first_ok_body.setdefault(index, body)
+                if body != expected:
+                    self.problems.append(f"input {index}: a 200 body differs from the first one")
+            elif status == 503:
+                if retry_after is None:
+                    self.problems.append("a 503 without Retry-After")
+            else:
+                self.problems.append(f"status {status}: {body[:200]!r}")
+
+    def record_lost(self, error):
+        with self.lock:
+            self.lost += 1
+            if len(self.problems) < 50:
+                self.problems.append(f"lost request: {error!r}")
+
+
+def client(url, bodies, tally, take_ticket, timeout):
+    connection = None
+    while True:
+        index = take_ticket()
+        if index is None:
+            break
+        body = bodies[index % len(bodies)]
+        started = time.perf_counter()
+        try:
+            if connection is None:
+                connection = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=timeout)
+                connection.connect()
+                connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection.request("POST", "/v1/systemone", body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            answer = response.read()
+            tally.record(index % len(bodies), response.status, time.perf_counter() - started,
+                         answer, response.getheader("Retry-After"))
+            if response.getheader("Connection", "").lower() == "close":
+                connection.close()
+                connection = None
+        except (OSError, http.client.HTTPException) as error:
+            tally.record_lost(error)
+            if connection is not None:
+                connection.close()
+            connection = None
+    if connection is not None:
+        connection.close()
+
+
+def percentile(sorted_values, fraction):
+    if not sorted_values:
+        return None
+    return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
+
+
+def main():
+    args = parse_args()
+    url = urllib.parse.urlsplit(args.url)
+    bodies = [path.read_bytes() for path in args.bodies]
+    tally = Tally()
+    counter_lock = threading.Lock()
+    issued = [0]
+    stop_at = time.perf_counter() + args.duration if args.duration else None
+
+    def take_ticket():
+        with counter_lock:
+            if stop_at is None and issued[0] >= args.requests:
+                return None
+            if stop_at is not None and time.perf_counter() >= stop_at:
+                return None
+            issued[0] += 1
+            return issued[0] - 1
+
+    print(f"load: {args.concurrency} clients, "
+          f"{f'{args.duration} s' if args.duration else f'{args.requests} requests'}, "
+          f"{len(bodies)} bodies, {args.url}", file=sys.stderr)
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(url, bodies, tally, take_ticket, args.timeout))
+               for _ in range(args.concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+
+    report = {"concurrency": args.concurrency, "requests": issued[0], "seconds": round(elapsed, 3),
+              "throughput_per_s": round(issued[0] / elapsed, 2), "lost": tally.lost, "statuses": {}}
+    print(f"{issued[0]} requests in {elapsed:.2f} s: {issued[0] / elapsed:.1f} requests/s, "
+          f"{tally.lost} lost")
+    print("| status | count | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|")
+    for status in sorted(tally.latencies):
+        values = sorted(tally.latencies[status])
+        row = {"count": len(values), "p50_ms": round(percentile(values, 0.5) * 1e3, 2),
+               "p99_ms": round(percentile(values, 0.99) * 1e3, 2), "max_ms": round(values[-1] * 1e3, 2)}
+        report["statuses"][str(status)] = row
+        print(f"| {status} | {row['count']} | {row['p50_ms']} | {row['p99_ms']} | {row['max_ms']} |")
+    report["problems"] = tally.problems
+    for problem in tally.problems[:20]:
+        print("problem:", problem, file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 1 if tally.problems or tally.lost else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
