@@ -9,19 +9,21 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include <sys/socket.h>
 
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <optional>
-#include <random>
 
 #include "api/decision_answer.hpp"
 #include "api/python_json.hpp"
 #include "common/json_log.hpp"
+#include "http/active_request.hpp"
+#include "http/request_id.hpp"
+#include "http/websocket_session.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -57,20 +59,6 @@ std::string health_body(const decision_engine& engine, const http_options& optio
   append_json_string_body(out, options.weights_description);
   out += "\"}";
   return out;
-}
-
-// The client's X-Request-Id when it is 1-128 printable ASCII characters, else a new id.
-std::string request_id_for(beast::string_view given) {
-  bool usable = !given.empty() && given.size() <= 128;
-  for (char c : given) usable = usable && c >= 0x20 && c <= 0x7E;
-  if (usable) return std::string(given);
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t process_tag =
-      std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32);
-  char id[40];
-  std::snprintf(id, sizeof id, "%016llx-%08llx", static_cast<unsigned long long>(process_tag),
-                static_cast<unsigned long long>(counter.fetch_add(1)));
-  return id;
 }
 
 // Media type of a Content-Type value without parameters, lower-cased.
@@ -160,15 +148,6 @@ class read_deadline {
   std::shared_ptr<state> state_;
 };
 
-// Counts a decision from the parsed request until its response has been written.
-struct active_request {
-  std::atomic<size_t>& count;
-  explicit active_request(std::atomic<size_t>& c) : count(c) { ++count; }
-  ~active_request() { --count; }
-  active_request(const active_request&) = delete;
-  active_request& operator=(const active_request&) = delete;
-};
-
 asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
                                   const http_options& options, std::shared_ptr<std::atomic<size_t>> active) {
   beast::tcp_stream stream(std::move(socket));
@@ -205,6 +184,10 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       break;
     }
     stream.expires_never();
+    if (parser.get().target() == websocket_route && beast::websocket::is_upgrade(parser.get())) {
+      co_await run_websocket_session(std::move(stream), parser.release(), engine, active);
+      co_return;
+    }
     std::optional<active_request> counted;
     counted.emplace(*active);
     auto request = parser.release();
@@ -220,7 +203,10 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       response = detail_response(version, keep_alive, 405, "method not allowed");
       response.set(http::field::allow, allow);
     };
-    if (target == "/v1/systemone") {
+    if (target == websocket_route) {
+      response = detail_response(version, keep_alive, 426, "WebSocket upgrade required");
+      response.set(http::field::upgrade, "websocket");
+    } else if (target == "/v1/systemone") {
       auto content_type = request[http::field::content_type];
       if (request.method() != http::verb::post) {
         method_not_allowed("POST");

@@ -20,10 +20,10 @@ struct http_options {
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health
 };
 
-// Routes: POST /v1/systemone, GET /health, /health/live, /health/ready and /metrics. Until the
-// engine is ready (warmup done) health answers 503 {"status":"starting"} and decisions 503 with
-// Retry-After. Runs on the io_context it is given; each connection is a coroutine on its own
-// strand.
+// Routes: POST /v1/systemone, the WebSocket /v1/systemone/ws, GET /health, /health/live,
+// /health/ready and /metrics. Until the engine is ready (warmup done) health answers 503
+// {"status":"starting"} and decisions 503 with Retry-After. Runs on the io_context it is given;
+// each connection is a coroutine on its own strand.
 class http_server {
  public:
   http_server(boost::asio::io_context& io, decision_engine& engine, http_options options);
