@@ -1,6 +1,6 @@
 // The CUDA backend's pieces against the CPU backend on fresh random inputs, at the edge sizes:
 // prompts of 1, 2, 63, 64, 65 and 129 tokens (the GDN and attention boundaries), attention with
-// forced query chunking (causal GQA and bidirectional), and whole requests from the smallest
+// both head sizes at tile edges (causal GQA and bidirectional), and whole requests from the smallest
 // merged grid to the largest grid the processor can produce, with 26 options. Skipped, with a
 // message, where no CUDA device is present.
 #define BOOST_TEST_MODULE cuda_kernels
@@ -18,10 +18,10 @@
 
 #ifdef CUA_S1_HAVE_CUDA
 #include "gpu/device_buffer.hpp"
-#include "gpu/gemm_attention.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/language_forward.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/flash_attention.hpp"
 #endif
 
 using namespace cua_s1;
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(language_prefill_at_the_chunk_and_token_edges,
   }
 }
 
-BOOST_AUTO_TEST_CASE(attention_with_forced_chunks_matches_the_cpu,
+BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
                      *utf::precondition(test::cuda_present)) {
   struct shape {
     int64_t tokens, heads, kv_heads, dim;
@@ -163,8 +163,10 @@ BOOST_AUTO_TEST_CASE(attention_with_forced_chunks_matches_the_cpu,
   };
   for (const shape s : {shape{1, 4, 2, 256, true}, shape{63, 4, 2, 256, true},
                         shape{64, 4, 2, 256, true}, shape{65, 4, 2, 256, true},
-                        shape{200, 4, 1, 256, true}, shape{65, 2, 2, 64, false},
-                        shape{300, 2, 2, 64, false}}) {
+                        shape{200, 4, 1, 256, true}, shape{700, 16, 4, 256, true},
+                        shape{1, 2, 2, 64, false}, shape{65, 2, 2, 64, false},
+                        shape{300, 2, 2, 64, false}, shape{1100, 16, 16, 64, false},
+                        shape{129, 4, 2, 64, true}, shape{33, 4, 4, 256, false}}) {
     BOOST_TEST_CONTEXT(s.tokens << " tokens, " << s.heads << "/" << s.kv_heads << " heads, causal "
                                 << s.causal) {
       const int64_t q_width = s.heads * s.dim, kv_width = s.kv_heads * s.dim;
@@ -191,12 +193,11 @@ BOOST_AUTO_TEST_CASE(attention_with_forced_chunks_matches_the_cpu,
       };
       auto dq = to_device_bf16(q), dk = to_device_bf16(k), dv = to_device_bf16(v);
       gpu::device_buffer<float> out(expected.size(), stream);
-      gpu::attention_problem problem{dq.get(), q_width, dk.get(), kv_width, dv.get(), kv_width,
-                                     out.get(), q_width, s.tokens, s.heads, s.kv_heads, s.dim,
-                                     1.0f / std::sqrt(float(s.dim)), s.causal};
-      // A score budget of 7 rows forces several query chunks (and a short last one).
-      const size_t seven_rows = size_t(7 * s.kv_heads * ((s.tokens + 3) / 4 * 4 * 4 + (s.tokens + 7) / 8 * 8 * 2));
-      gpu::run_attention(rig().gemm, problem, stream, seven_rows);
+      kernels::attention_problem problem{dq.get(), q_width, dk.get(), kv_width, dv.get(),
+                                         kv_width, out.get(), q_width, s.tokens, s.heads,
+                                         s.kv_heads, s.dim, 1.0f / std::sqrt(float(s.dim)),
+                                         s.causal};
+      kernels::flash_attention(problem, stream);
       const std::vector<float> ours = download(out.get(), expected.size(), stream);
       double diff = 0, norm = 0;
       for (size_t i = 0; i < ours.size(); ++i) {

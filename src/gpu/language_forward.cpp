@@ -5,9 +5,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gpu/gemm_attention.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/embedding.hpp"
+#include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "kernels/norms.hpp"
 #include "model/cpu/rope.hpp"
@@ -129,7 +129,7 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   kernels::f32_to_bf16(v.get(), v_ready.get(), tokens * kv_width, s);
 
   device_buffer<float> attended(size_t(tokens * q_width), s);
-  attention_problem problem;
+  kernels::attention_problem problem;
   problem.q = q_ready.get();
   problem.ldq = q_width;
   problem.k = k_ready.get();
@@ -144,7 +144,7 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   problem.head_dim = head_dim;
   problem.scale = 1.0f / std::sqrt(float(head_dim));
   problem.causal = true;
-  run_attention(*ctx.gemm, problem, s);
+  kernels::flash_attention(problem, s);
 
   device_buffer<bf16> gated(size_t(tokens * q_width), s);
   kernels::attention_gate_to_bf16(attended.get(), qg.get(), tokens, heads, head_dim, gated.get(), s);

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gpu/gemm_attention.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/flash_attention.hpp"
 #include "kernels/norms.hpp"
 #include "kernels/vision.hpp"
 #include "model/cpu/rope.hpp"
@@ -55,7 +55,7 @@ void run_block(const forward_context& ctx, const vision_config& config,
     kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), geometry.cos.get(),
                                    geometry.sin.get(), qkv_rotated.get(), s);
     device_buffer<float> attended(size_t(n * hidden), s);
-    attention_problem problem;
+    kernels::attention_problem problem;
     problem.q = qkv_rotated.get();
     problem.k = qkv_rotated.get() + hidden;
     problem.v = qkv_rotated.get() + 2 * hidden;
@@ -66,7 +66,7 @@ void run_block(const forward_context& ctx, const vision_config& config,
     problem.q_heads = problem.kv_heads = config.num_heads;
     problem.head_dim = config.head_dim();
     problem.scale = 1.0f / std::sqrt(float(config.head_dim()));
-    run_attention(*ctx.gemm, problem, s);
+    kernels::flash_attention(problem, s);
     kernels::f32_to_bf16(attended.get(), normed.get(), n * hidden, s);
     ctx.linear(block.proj, normed.get(), n, x, hidden, true);
   }

@@ -1,0 +1,255 @@
+// Flash attention on tensor cores (mma.sync m16n8k16, bf16 in, fp32 accumulate): a block of 4
+// warps owns 64 queries of one head; K/V tiles stream through double-buffered shared memory by
+// cp.async (rows past the end zero-filled); each warp keeps 16 query rows' running max, sum and
+// fp32 output in registers.
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common.cuh"
+#include "kernels/flash_attention.hpp"
+
+namespace cua_s1::kernels {
+namespace {
+
+constexpr int warps_per_block = 4;
+constexpr int block_threads = warps_per_block * 32;
+constexpr int block_queries = warps_per_block * 16;
+constexpr int row_pad = 8;  // bf16 elements: rows 16 bytes apart mod 128, conflict-free ldmatrix
+
+__device__ __forceinline__ uint32_t shared_address(const void* pointer) {
+  return uint32_t(__cvta_generic_to_shared(pointer));
+}
+
+// 16-byte asynchronous global->shared copy; `valid` false writes zeros instead.
+__device__ __forceinline__ void copy16(void* to, const void* from, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)),
+               "l"(from), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int pending>
+__device__ __forceinline__ void copies_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* pointer) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(pointer)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* pointer) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(pointer)));
+}
+
+// c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
+  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+  return *reinterpret_cast<const uint32_t*>(&pair);
+}
+
+// rows x D bf16 of one head, starting at token `first`, into a padded shared tile.
+template <int D, int rows>
+__device__ __forceinline__ void load_tile(bf16* tile, const bf16* head, int64_t ld, int64_t first,
+                                          int64_t tokens) {
+  constexpr int chunks_per_row = D / 8;
+#pragma unroll
+  for (int c = threadIdx.x; c < rows * chunks_per_row; c += block_threads) {
+    const int r = c / chunks_per_row, column = (c % chunks_per_row) * 8;
+    const int64_t token = first + r;
+    const bool valid = token < tokens;
+    copy16(tile + r * (D + row_pad) + column, valid ? head + token * ld + column : head, valid);
+  }
+}
+
+template <int D, int keys_per_tile>
+__global__ void __launch_bounds__(block_threads)
+    flash_attention_kernel(attention_problem p, float scale_log2) {
+  constexpr int stride = D + row_pad;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  bf16* q_tile = reinterpret_cast<bf16*>(shared_bytes);
+  bf16* k_tiles = q_tile + block_queries * stride;  // [2][keys_per_tile][stride]
+  bf16* v_tiles = k_tiles + 2 * keys_per_tile * stride;
+
+  const int head = int(blockIdx.y);
+  const int kv_head = head / int(p.q_heads / p.kv_heads);
+  // Causal blocks late in the prompt do the most work: start them first.
+  const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * block_queries;
+  const bf16* q_head = p.q + head * D;
+  const bf16* k_head = p.k + kv_head * D;
+  const bf16* v_head = p.v + kv_head * D;
+  const int64_t key_end = p.causal ? min(p.tokens, q0 + block_queries) : p.tokens;
+  const int tiles = int((key_end + keys_per_tile - 1) / keys_per_tile);
+
+  load_tile<D, block_queries>(q_tile, q_head, p.ldq, q0, p.tokens);
+  load_tile<D, keys_per_tile>(k_tiles, k_head, p.ldk, 0, p.tokens);
+  load_tile<D, keys_per_tile>(v_tiles, v_head, p.ldv, 0, p.tokens);
+  copies_commit();
+
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int group = lane >> 2, quad = lane & 3, matrix = lane >> 3;
+  const int64_t rows[2] = {q0 + warp * 16 + group, q0 + warp * 16 + group + 8};
+  const int64_t warp_last_row = q0 + warp * 16 + 15;
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+
+  for (int t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      const int next = (t + 1) & 1;
+      const int64_t first = int64_t(t + 1) * keys_per_tile;
+      load_tile<D, keys_per_tile>(k_tiles + next * keys_per_tile * stride, k_head, p.ldk, first,
+                                  p.tokens);
+      load_tile<D, keys_per_tile>(v_tiles + next * keys_per_tile * stride, v_head, p.ldv, first,
+                                  p.tokens);
+      copies_commit();
+      copies_wait<1>();
+    } else {
+      copies_wait<0>();
+    }
+    __syncthreads();
+    const bf16* k_tile = k_tiles + (t & 1) * keys_per_tile * stride;
+    const bf16* v_tile = v_tiles + (t & 1) * keys_per_tile * stride;
+    const int64_t key0 = int64_t(t) * keys_per_tile;
+    if (!p.causal || key0 <= warp_last_row) {  // warp-uniform: else every score is masked
+      float s[keys_per_tile / 8][4];
+#pragma unroll
+      for (int n = 0; n < keys_per_tile / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < D; kk += 16) {
+        uint32_t a[4];
+        ldmatrix_x4(a, q_tile + (warp * 16 + (lane & 7) + (matrix & 1) * 8) * stride + kk +
+                           (matrix >> 1) * 8);
+#pragma unroll
+        for (int n = 0; n < keys_per_tile; n += 16) {
+          uint32_t b[4];
+          ldmatrix_x4(b, k_tile + (n + (lane & 7) + (matrix >> 1) * 8) * stride + kk +
+                             (matrix & 1) * 8);
+          mma(s[n / 8], a, b[0], b[1]);
+          mma(s[n / 8 + 1], a, b[2], b[3]);
+        }
+      }
+
+      float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int n = 0; n < keys_per_tile / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
+          const bool visible = key < p.tokens && (!p.causal || key <= rows[e >> 1]);
+          s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
+          tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
+        }
+      float base[2], alpha[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 1));
+        tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 2));
+        const float new_max = fmaxf(running_max[i], tile_max[i]);
+        base[i] = new_max == -INFINITY ? 0.0f : new_max;  // a row that has seen no key yet
+        alpha[i] = exp2f(running_max[i] - base[i]);
+        running_max[i] = new_max;
+        running_sum[i] *= alpha[i];
+      }
+#pragma unroll
+      for (int n = 0; n < keys_per_tile / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[n][e] = exp2f(s[n][e] - base[e >> 1]);
+          running_sum[e >> 1] += s[n][e];
+        }
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d) {
+        o[d][0] *= alpha[0];
+        o[d][1] *= alpha[0];
+        o[d][2] *= alpha[1];
+        o[d][3] *= alpha[1];
+      }
+#pragma unroll
+      for (int j = 0; j < keys_per_tile / 16; ++j) {
+        const uint32_t a[4] = {pack_bf16(s[2 * j][0], s[2 * j][1]),
+                               pack_bf16(s[2 * j][2], s[2 * j][3]),
+                               pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]),
+                               pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3])};
+#pragma unroll
+        for (int d = 0; d < D; d += 16) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, v_tile + (j * 16 + (lane & 7) + (matrix & 1) * 8) * stride + d +
+                                   (matrix >> 1) * 8);
+          mma(o[d / 8], a, b[0], b[1]);
+          mma(o[d / 8 + 1], a, b[2], b[3]);
+        }
+      }
+    }
+    __syncthreads();  // the next iteration's copies overwrite this buffer
+  }
+
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    running_sum[i] += __shfl_xor_sync(0xffffffffu, running_sum[i], 1);
+    running_sum[i] += __shfl_xor_sync(0xffffffffu, running_sum[i], 2);
+  }
+  const float inverse[2] = {1.0f / running_sum[0], 1.0f / running_sum[1]};
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      if (rows[i] < p.tokens)
+        *reinterpret_cast<float2*>(p.out + rows[i] * p.ldo + column) =
+            make_float2(o[d][2 * i] * inverse[i], o[d][2 * i + 1] * inverse[i]);
+  }
+}
+
+template <int D, int keys_per_tile>
+void launch(const attention_problem& p, cudaStream_t stream) {
+  constexpr size_t shared_bytes =
+      size_t(block_queries + 4 * keys_per_tile) * (D + row_pad) * sizeof(bf16);
+  static const cudaError_t configured = cudaFuncSetAttribute(
+      flash_attention_kernel<D, keys_per_tile>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      int(shared_bytes));
+  if (configured != cudaSuccess)
+    throw std::runtime_error(std::string("flash_attention: shared memory: ") +
+                             cudaGetErrorString(configured));
+  const dim3 grid(unsigned((p.tokens + block_queries - 1) / block_queries), unsigned(p.q_heads));
+  flash_attention_kernel<D, keys_per_tile><<<grid, block_threads, shared_bytes, stream>>>(
+      p, p.scale * 1.4426950408889634f);
+  check_launch("flash_attention");
+}
+
+bool aligned(const void* pointer, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
+}
+
+}  // namespace
+
+bool flash_attention_supports(int64_t head_dim) { return head_dim == 64 || head_dim == 256; }
+
+void flash_attention(const attention_problem& p, cudaStream_t stream) {
+  if (p.tokens == 0) return;
+  if (!flash_attention_supports(p.head_dim))
+    throw std::invalid_argument("flash_attention: head_dim " + std::to_string(p.head_dim) +
+                                " is not supported (64 or 256)");
+  if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
+    throw std::invalid_argument("flash_attention: q heads must be a multiple of kv heads");
+  if (p.ldq % 8 || p.ldk % 8 || p.ldv % 8 || p.ldo % 2 || !aligned(p.q, 16) ||
+      !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8))
+    throw std::invalid_argument("flash_attention: operands must be 16-byte aligned rows");
+  if (p.head_dim == 64)
+    launch<64, 64>(p, stream);
+  else
+    launch<256, 32>(p, stream);
+}
+
+}  // namespace cua_s1::kernels

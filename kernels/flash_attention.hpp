@@ -1,0 +1,35 @@
+// Fused scaled dot-product attention (flash-attention style): scores never leave the chip, the
+// softmax is computed online in fp32, P is rounded to bf16 before P V (as the reference's fused
+// kernels do), the output is fp32. Head dimensions 64 (vision) and 256 (text).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace cua_s1::kernels {
+
+struct attention_problem {
+  const __nv_bfloat16* q = nullptr;  // head h of token t at q[t * ldq + h * head_dim]
+  int64_t ldq = 0;
+  const __nv_bfloat16* k = nullptr;  // kv head g at k[t * ldk + g * head_dim]
+  int64_t ldk = 0;
+  const __nv_bfloat16* v = nullptr;
+  int64_t ldv = 0;
+  float* out = nullptr;  // fp32, head h of token t at out[t * ldo + h * head_dim]
+  int64_t ldo = 0;
+  int64_t tokens = 0;   // queries = keys (one prompt or one image)
+  int64_t q_heads = 0, kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (q / kv)
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+// True where flash_attention supports the problem's head size and alignment.
+bool flash_attention_supports(int64_t head_dim);
+
+// Runs on `stream`. Throws std::invalid_argument for an unsupported head size, q/kv head counts
+// that do not divide, or operands not 16-byte aligned (ld* multiples of 8 elements).
+void flash_attention(const attention_problem& problem, cudaStream_t stream);
+
+}  // namespace cua_s1::kernels
