@@ -100,14 +100,16 @@ int main(int argc, char** argv) {
   std::chrono::steady_clock::time_point drain_deadline;
   std::function<void()> check_drained = [&] {
     const size_t active = server.active_requests(), queued = engine.queued_requests();
-    if (active == 0 && queued == 0) {
+    if (active == 0 && queued == 0 && server.open_websockets() == 0) {
       log_event(log_level::info, "drained");
       return io.stop();
     }
     if (std::chrono::steady_clock::now() >= drain_deadline) {
       log_event(log_level::error, "drain_timeout",
                 {{"active_requests", static_cast<int64_t>(active)},
-                 {"queued_requests", static_cast<int64_t>(queued)}, {"exit_code", 1}});
+                 {"queued_requests", static_cast<int64_t>(queued)},
+                 {"open_websockets", static_cast<int64_t>(server.open_websockets())},
+                 {"exit_code", 1}});
       std::fflush(stderr);
       std::_Exit(1);  // work is still running: do not wait for it in destructors
     }

@@ -156,6 +156,71 @@ BOOST_AUTO_TEST_CASE(model_failures_are_500_inference_failed) {
   }
 }
 
+// A backend double that answers like the real one for its first run (the warmup), then fails
+// with an error that leaves it unusable, as a sticky CUDA error does.
+class sticky_failure_backend : public backend {
+ public:
+  explicit sticky_failure_backend(std::unique_ptr<backend> real) : real_(std::move(real)) {}
+  outcome<std::vector<question_logits>> run(const prepared_request& request) override {
+    if (runs_++ == 0) return real_->run(request);
+    broken_ = true;
+    return failure{500, "device lost (sticky)"};
+  }
+  bool usable() const override { return !broken_; }
+  std::string description() const override { return "sticky failure"; }
+
+ private:
+  std::unique_ptr<backend> real_;
+  int runs_ = 0;
+  bool broken_ = false;
+};
+
+BOOST_AUTO_TEST_CASE(a_sticky_device_error_turns_ready_503_for_good) {
+  boost::asio::io_context io;
+  auto model = tiny_model();
+  model.model = std::make_unique<sticky_failure_backend>(std::move(model.model));
+  engine_options settings;
+  settings.identity = model.identity;
+  std::atomic<int> reports{0};
+  std::string reason;
+  settings.on_backend_unusable = [&](const std::string& why) {
+    reason = why;
+    ++reports;
+  };
+  decision_engine engine(io.get_executor(), model.preparer, std::move(model.model), settings);
+  http_options options;
+  options.port = 0;
+  http_server server(io, engine, options);
+  BOOST_TEST_REQUIRE(server.start().ok());
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner([&io] { io.run(); });
+  BOOST_TEST_REQUIRE(engine.warm_up().ok());
+  {
+    http_connection connection(server.bound_port());
+    BOOST_TEST(connection.get("/health/ready").status == 200);
+    const auto failed = connection.post("/v1/systemone", small_request());
+    BOOST_TEST(failed.status == 500);
+    BOOST_TEST(failed.body == R"({"detail":"inference failed"})");
+    const auto ready = connection.get("/health/ready");
+    BOOST_TEST(ready.status == 503);
+    BOOST_TEST(ready.body == R"({"status":"failed"})");
+    BOOST_TEST(connection.get("/health").status == 503);
+    BOOST_TEST(connection.get("/health/live").status == 200);
+    const auto refused = connection.post("/v1/systemone", small_request());
+    BOOST_TEST(refused.status == 503);
+    BOOST_TEST(refused.body ==
+               R"({"detail":"server stopped after a device error, retry elsewhere"})");
+    BOOST_TEST(refused.retry_after == "1");
+  }
+  BOOST_TEST(reports.load() == 1);  // reported once, with the backend's reason
+  BOOST_TEST(reason.find("device lost") != std::string::npos, reason);
+  BOOST_TEST(!engine.ready());
+  guard.reset();
+  server.stop_accepting();
+  io.stop();
+  runner.join();
+}
+
 BOOST_AUTO_TEST_CASE(the_example_program_answers_a_request) {
   const std::string command = std::string(CUA_S1_BINARY_DIR) + "/examples/embed_engine " +
                               fixture_path("prepare/requests/std-two-questions.json") + " 2>&1";

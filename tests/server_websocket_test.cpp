@@ -2,13 +2,17 @@
 // reply carries its id, its sequence number, the status and the same body as HTTP; more
 // messages than the in-flight bound are all answered (backpressure, nothing dropped); a binary
 // message closes with 1003, one over 8 MiB with 1009, a plain GET gets 426, and the server keeps
-// serving after each.
+// serving after each; the upgrade's X-Request-Id names every message; SIGTERM answers the
+// messages in flight, then closes with 1001.
 #define BOOST_TEST_MODULE server_websocket
 #include <boost/test/unit_test.hpp>
 
 #include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <csignal>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "server_process.hpp"
 #include "test_support.hpp"
@@ -30,14 +34,20 @@ std::string request(const std::string& name) {
   return read_file(fixture_path("prepare/requests/" + name + ".json"));
 }
 
-// A WebSocket client connection to /v1/systemone/ws.
+// A WebSocket client connection to /v1/systemone/ws (of the shared server unless a port is
+// given), optionally sending X-Request-Id with the upgrade.
 struct ws_client {
   boost::asio::io_context io;
   websocket::stream<boost::asio::ip::tcp::socket> ws{io};
-  ws_client() {
-    ws.next_layer().connect({boost::asio::ip::make_address("127.0.0.1"), server().port()});
+  websocket::response_type upgrade_response;
+  explicit ws_client(unsigned short port = 0, const std::string& request_id = {}) {
+    ws.next_layer().connect(
+        {boost::asio::ip::make_address("127.0.0.1"), port ? port : server().port()});
     ws.read_message_max(64 * 1024 * 1024);
-    ws.handshake("127.0.0.1", "/v1/systemone/ws");
+    if (!request_id.empty())
+      ws.set_option(websocket::stream_base::decorator(
+          [request_id](websocket::request_type& r) { r.set("X-Request-Id", request_id); }));
+    ws.handshake(upgrade_response, "127.0.0.1", "/v1/systemone/ws");
   }
   void send(const std::string& text) {
     ws.text(true);
@@ -149,4 +159,44 @@ BOOST_AUTO_TEST_CASE(a_plain_get_gets_426) {
   const http_reply reply = http_connection(server().port()).get("/v1/systemone/ws");
   BOOST_TEST(reply.status == 426);
   BOOST_TEST(reply.body == "{\"detail\":\"WebSocket upgrade required\"}");
+}
+
+BOOST_AUTO_TEST_CASE(the_upgrade_request_id_names_every_message) {
+  ws_client client(0, "agent-7f3a");
+  BOOST_TEST(std::string(client.upgrade_response["X-Request-Id"]) == "agent-7f3a");
+  client.send(request("std-small"));
+  client.send("{}");
+  std::set<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    const boost::json::object reply = client.receive();
+    ids.insert(std::string(reply.at("request_id").as_string()));
+  }
+  BOOST_TEST((ids == std::set<std::string>{"agent-7f3a/0", "agent-7f3a/1"}));
+  client.ws.close(websocket::close_code::normal);
+  // Without one the upgrade still carries a generated id.
+  ws_client anonymous;
+  BOOST_TEST(!std::string(anonymous.upgrade_response["X-Request-Id"]).empty());
+  anonymous.ws.close(websocket::close_code::normal);
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_answers_messages_in_flight_then_closes_with_1001) {
+  // Timeouts far above the work: sanitizer builds on a slow CI machine take ~8 s a request.
+  server_process own({"--threads", "1", "--drain-timeout", "600", "--request-timeout", "600"});
+  BOOST_TEST_REQUIRE(own.wait_ready(), own.log());
+  ws_client client(own.port(), "drain");
+  client.send(request("std-small"));
+  client.send(request("bnd-narrow"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both read and admitted
+  own.signal(SIGTERM);
+  std::set<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    const boost::json::object reply = client.receive();
+    BOOST_TEST(reply.at("status").as_int64() == 200, boost::json::serialize(reply));
+    ids.insert(std::string(reply.at("request_id").as_string()));
+  }
+  BOOST_TEST(ids.size() == 2u);
+  BOOST_TEST(client.close_code() == 1001);
+  BOOST_TEST(client.ws.reason().reason == "server is shutting down");
+  BOOST_TEST(own.wait_exit(std::chrono::seconds(120)) == 0, own.log());
+  BOOST_TEST(own.log().find("\"drained\"") != std::string::npos, own.log());
 }

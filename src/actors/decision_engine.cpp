@@ -38,6 +38,7 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
       admission_(options_.limits),
       decode_pool_(options_.decode_threads),
       executor_(std::move(model), [this](const std::string& reason) {
+        failed_ = true;
         ready_ = false;
         if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
       }) {}
@@ -117,8 +118,18 @@ outcome<bool> decision_engine::warm_up() {
         [&promise](decision_response response) { promise.set_value(std::move(response)); });
   decision_response response = future.get();
   if (response.status != 200) return failure{500, "warmup decision failed: " + response.body};
-  if (!draining_) ready_ = true;  // a signal during the warmup keeps it unready
+  if (!draining_ && !failed_) ready_ = true;  // a signal during the warmup keeps it unready
   return true;
+}
+
+std::string decision_engine::unavailable_detail() const {
+  if (failed_) return "server stopped after a device error, retry elsewhere";
+  if (draining_) return "server is shutting down, retry elsewhere";
+  return "server is starting, retry later";
+}
+
+const char* decision_engine::unready_state() const {
+  return failed_ ? "failed" : draining_ ? "draining" : "starting";
 }
 
 }  // namespace cua_s1

@@ -94,6 +94,12 @@ class decision_engine {
     ready_ = false;
   }
   bool draining() const { return draining_.load(); }
+  // True for good once the backend reported a sticky device error.
+  bool failed() const { return failed_.load(); }
+  // Why decisions are refused while not ready (the 503 detail): starting, draining or failed.
+  std::string unavailable_detail() const;
+  // The "status" of /health while not ready: "starting", "draining" or "failed".
+  const char* unready_state() const;
   const std::string& identity() const { return options_.identity; }
   std::string backend_description() const { return executor_.model().description(); }
   size_t queued_requests() const { return admission_.queued_requests(); }
@@ -112,6 +118,7 @@ class decision_engine {
   executor_actor executor_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
+  std::atomic<bool> failed_{false};
   server_metrics metrics_;
 };
 

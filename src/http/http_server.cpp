@@ -23,6 +23,7 @@
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
 #include "http/request_id.hpp"
+#include "http/request_record.hpp"
 #include "http/websocket_session.hpp"
 
 namespace cua_s1 {
@@ -49,8 +50,7 @@ response_type detail_response(unsigned version, bool keep_alive, int status, std
 }
 
 std::string health_body(const decision_engine& engine, const http_options& options) {
-  if (engine.draining()) return "{\"status\":\"draining\"}";
-  if (!engine.ready()) return "{\"status\":\"starting\"}";
+  if (!engine.ready()) return std::string("{\"status\":\"") + engine.unready_state() + "\"}";
   std::string out = "{\"status\":\"ready\",\"model\":\"";
   append_json_string_body(out, engine.identity());
   out += "\",\"modality\":\"multimodal\",\"backend\":\"";
@@ -149,7 +149,9 @@ class read_deadline {
 };
 
 asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
-                                  const http_options& options, std::shared_ptr<std::atomic<size_t>> active) {
+                                  const http_options& options,
+                                  std::shared_ptr<std::atomic<size_t>> active,
+                                  std::shared_ptr<websocket_registry> websockets) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   beast::error_code ec;
@@ -185,7 +187,8 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
     }
     stream.expires_never();
     if (parser.get().target() == websocket_route && beast::websocket::is_upgrade(parser.get())) {
-      co_await run_websocket_session(std::move(stream), parser.release(), engine, active);
+      co_await run_websocket_session(std::move(stream), parser.release(), engine, active,
+                                     websockets);
       co_return;
     }
     std::optional<active_request> counted;
@@ -213,9 +216,7 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       } else if (!content_type.empty() && media_type(content_type) != "application/json") {
         response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
       } else if (!engine.ready()) {
-        response = detail_response(version, keep_alive, 503,
-                                   engine.draining() ? "server is shutting down, retry elsewhere"
-                                                     : "server is starting, retry later");
+        response = detail_response(version, keep_alive, 503, engine.unavailable_detail());
         response.set(http::field::retry_after, "1");
       } else {
         disconnect_watch watch(stream.socket());
@@ -250,12 +251,8 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
       response = detail_response(version, keep_alive, 404, "unknown route");
     }
     response.set("X-Request-Id", request_id);
-    const int status = static_cast<int>(response.result_int());
-    engine.metrics().count_request(route, status);
-    log_event(status >= 500 ? log_level::warning : log_level::info, "request",
-              {{"request_id", request_id}, {"route", route}, {"status", status},
-               {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                started).count()}});
+    record_request(engine.metrics(), route, static_cast<int>(response.result_int()), request_id,
+                   started);
     stream.expires_after(options.read_timeout);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
     counted.reset();
@@ -266,7 +263,8 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
 
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
                                   const http_options& options,
-                                  std::shared_ptr<std::atomic<size_t>> active) {
+                                  std::shared_ptr<std::atomic<size_t>> active,
+                                  std::shared_ptr<websocket_registry> websockets) {
   while (acceptor->is_open()) {
     beast::error_code ec;
     tcp::socket socket = co_await acceptor->async_accept(
@@ -277,7 +275,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, run_session(std::move(socket), engine, options, active), asio::detached);
+    asio::co_spawn(executor, run_session(std::move(socket), engine, options, active, websockets),
+                   asio::detached);
   }
 }
 
@@ -299,7 +298,8 @@ outcome<bool> http_server::start() {
   if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failure{500, "cannot listen on " + where + ": " + ec.message()};
   bound_port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, active_), asio::detached);
+  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, active_, websockets_),
+                 asio::detached);
   return true;
 }
 
@@ -308,6 +308,7 @@ void http_server::stop_accepting() {
     beast::error_code ec;
     acceptor_->close(ec);
   }
+  websockets_->close_all();
 }
 
 }  // namespace cua_s1

@@ -10,6 +10,7 @@
 
 #include "actors/decision_engine.hpp"
 #include "common/outcome.hpp"
+#include "http/websocket_session.hpp"
 
 namespace cua_s1 {
 
@@ -30,11 +31,14 @@ class http_server {
 
   // Binds and starts accepting; a failure names the address.
   outcome<bool> start();
-  // Stops accepting new connections (in-flight requests finish).
+  // Stops accepting new connections (in-flight requests finish) and asks each WebSocket
+  // client to go: close 1001 once its replies are written.
   void stop_accepting();
 
   // Requests parsed whose response has not been written yet (graceful shutdown waits for 0).
   size_t active_requests() const { return active_->load(); }
+  // WebSocket connections that have not sent their close frame yet.
+  size_t open_websockets() const { return websockets_->open(); }
 
   unsigned short bound_port() const { return bound_port_; }
 
@@ -44,6 +48,7 @@ class http_server {
   http_options options_;
   std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::shared_ptr<std::atomic<size_t>> active_ = std::make_shared<std::atomic<size_t>>(0);
+  std::shared_ptr<websocket_registry> websockets_ = std::make_shared<websocket_registry>();
   unsigned short bound_port_ = 0;
 };
 

@@ -8,7 +8,11 @@
 #include <boost/beast/http/string_body.hpp>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "actors/decision_engine.hpp"
 
@@ -19,11 +23,34 @@ inline constexpr const char* websocket_route = "/v1/systemone/ws";
 // a client that sends faster is held back by TCP (backpressure), never dropped.
 inline constexpr size_t websocket_max_inflight = 4;
 
+// The open WebSocket connections, so that a drain can ask each to close with 1001 once its
+// replies are written. Thread-safe.
+class websocket_registry {
+ public:
+  using closer = std::function<void()>;  // posts the close request to its connection's strand
+  // A connection opened after close_all() is asked to close at once.
+  uint64_t add(closer close);
+  // The connection has sent its close frame or has gone.
+  void remove(uint64_t id);
+  void close_all();
+  // Connections that have not sent their close frame yet (the drain waits for 0).
+  size_t open() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<uint64_t, closer> open_;
+  uint64_t next_id_ = 0;
+  bool closing_ = false;
+};
+
 // Completes the upgrade of `upgrade` and serves the connection until it closes. A binary
 // message closes it with 1003, a message over 8 MiB with 1009; a client that goes away
-// cancels its work not started yet. `active` counts messages being decided (drain).
+// cancels its work not started yet. `active` counts messages from their arrival until their
+// reply is written (drain). Each message's request id is the upgrade's X-Request-Id (when
+// usable) with "/<sequence>" appended, else a new one.
 boost::asio::awaitable<void> run_websocket_session(
     boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
-    decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active);
+    decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
+    std::shared_ptr<websocket_registry> registry);
 
 }  // namespace cua_s1
