@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   unsigned threads = 0;
   int iterations = 20, warmup = 3;
   bool merge_lora = true;
-  size_t graphs = 8;
+  size_t graphs = 16;
   std::vector<std::string> requests;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

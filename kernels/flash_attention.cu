@@ -87,18 +87,19 @@ __global__ void __launch_bounds__(block_threads)
   const bf16* q_head = p.q + head * D;
   const bf16* k_head = p.k + kv_head * D;
   const bf16* v_head = p.v + kv_head * D;
-  const int64_t key_end = p.causal ? min(p.tokens, q0 + block_queries) : p.tokens;
+  const int64_t offset = p.keys - p.tokens;  // queries are the last `tokens` positions
+  const int64_t key_end = p.causal ? min(p.keys, offset + q0 + block_queries) : p.keys;
   const int tiles = int((key_end + keys_per_tile - 1) / keys_per_tile);
 
   load_tile<D, block_queries>(q_tile, q_head, p.ldq, q0, p.tokens);
-  load_tile<D, keys_per_tile>(k_tiles, k_head, p.ldk, 0, p.tokens);
-  load_tile<D, keys_per_tile>(v_tiles, v_head, p.ldv, 0, p.tokens);
+  load_tile<D, keys_per_tile>(k_tiles, k_head, p.ldk, 0, p.keys);
+  load_tile<D, keys_per_tile>(v_tiles, v_head, p.ldv, 0, p.keys);
   copies_commit();
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3, matrix = lane >> 3;
   const int64_t rows[2] = {q0 + warp * 16 + group, q0 + warp * 16 + group + 8};
-  const int64_t warp_last_row = q0 + warp * 16 + 15;
+  const int64_t warp_last_row = offset + q0 + warp * 16 + 15;  // as a key index
 
   float o[D / 8][4];
 #pragma unroll
@@ -110,9 +111,9 @@ __global__ void __launch_bounds__(block_threads)
       const int next = (t + 1) & 1;
       const int64_t first = int64_t(t + 1) * keys_per_tile;
       load_tile<D, keys_per_tile>(k_tiles + next * keys_per_tile * stride, k_head, p.ldk, first,
-                                  p.tokens);
+                                  p.keys);
       load_tile<D, keys_per_tile>(v_tiles + next * keys_per_tile * stride, v_head, p.ldv, first,
-                                  p.tokens);
+                                  p.keys);
       copies_commit();
       copies_wait<1>();
     } else {
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(block_threads)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
-          const bool visible = key < p.tokens && (!p.causal || key <= rows[e >> 1]);
+          const bool visible = key < p.keys && (!p.causal || key <= offset + rows[e >> 1]);
           s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
           tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
         }
@@ -236,8 +237,12 @@ bool aligned(const void* pointer, size_t bytes) {
 
 bool flash_attention_supports(int64_t head_dim) { return head_dim == 64 || head_dim == 256; }
 
-void flash_attention(const attention_problem& p, cudaStream_t stream) {
-  if (p.tokens == 0) return;
+void flash_attention(const attention_problem& problem, cudaStream_t stream) {
+  if (problem.tokens == 0) return;
+  attention_problem p = problem;
+  if (p.keys == 0) p.keys = p.tokens;
+  if (p.keys < p.tokens)
+    throw std::invalid_argument("flash_attention: fewer keys than queries");
   if (!flash_attention_supports(p.head_dim))
     throw std::invalid_argument("flash_attention: head_dim " + std::to_string(p.head_dim) +
                                 " is not supported (64 or 256)");

@@ -19,7 +19,11 @@ struct attention_problem {
   int64_t ldv = 0;
   float* out = nullptr;  // fp32, head h of token t at out[t * ldo + h * head_dim]
   int64_t ldo = 0;
-  int64_t tokens = 0;   // queries = keys (one prompt or one image)
+  int64_t tokens = 0;   // queries
+  // Keys (0: as many as queries). With more keys than queries the queries are the last
+  // `tokens` positions: causal query i sees keys j <= i + (keys - tokens) (a prompt's suffix
+  // over its cached prefix).
+  int64_t keys = 0;
   int64_t q_heads = 0, kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (q / kv)
   float scale = 1.0f;
   bool causal = false;

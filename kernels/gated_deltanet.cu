@@ -10,17 +10,30 @@ namespace {
 
 constexpr unsigned threads = 256;
 
+// Input row `source` of the segment (negative: from the history before it, else 0).
+__device__ __forceinline__ float conv_input(const float* u, const float* history, int64_t source,
+                                            int64_t channels, int64_t kernel, int64_t ch) {
+  if (source >= 0) return u[source * channels + ch];
+  return history ? history[(kernel - 1 + source) * channels + ch] : 0.0f;
+}
+
 __global__ void conv_kernel(const float* u, int64_t tokens, int64_t channels, const float* w,
-                            int64_t kernel, float* c) {
+                            int64_t kernel, const float* history, float* c) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= tokens * channels) return;
   const int64_t t = i / channels, ch = i % channels;
   float sum = 0;
-  for (int64_t j = 0; j < kernel; ++j) {
-    const int64_t source = t - (kernel - 1) + j;
-    if (source >= 0) sum += w[ch * kernel + j] * u[source * channels + ch];
-  }
+  for (int64_t j = 0; j < kernel; ++j)
+    sum += w[ch * kernel + j] * conv_input(u, history, t - (kernel - 1) + j, channels, kernel, ch);
   c[i] = silu_f(sum);
+}
+
+__global__ void conv_history_kernel(const float* u, int64_t tokens, int64_t channels,
+                                    int64_t kernel, const float* history, float* tail) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= (kernel - 1) * channels) return;
+  const int64_t r = i / channels, ch = i % channels;
+  tail[i] = conv_input(u, history, tokens - (kernel - 1) + r, channels, kernel, ch);
 }
 
 // One warp per (token, head).
@@ -63,8 +76,9 @@ __global__ void delta_rule_kernel(delta_rule_args a) {
   const float* v_base = a.qkv + a.v_offset + h * a.value_dim + j;
 
   float state[ROWS];
+  const int64_t state_at = (active ? column : 0) * a.key_dim + row0;
 #pragma unroll
-  for (int m = 0; m < ROWS; ++m) state[m] = 0.0f;
+  for (int m = 0; m < ROWS; ++m) state[m] = a.state_in && active ? a.state_in[state_at + m] : 0.0f;
 
   // Registers hold token t while token t + 1 is being loaded (the loop is latency-bound).
   float k[ROWS], q[ROWS], v = 0, d = 0, b = 0;
@@ -112,6 +126,9 @@ __global__ void delta_rule_kernel(delta_rule_args a) {
     d = next_d;
     b = next_b;
   }
+  if (a.state_out && active)
+#pragma unroll
+    for (int m = 0; m < ROWS; ++m) a.state_out[state_at + m] = state[m];
 }
 
 template <int ROWS>
@@ -123,11 +140,19 @@ void launch_delta_rule(const delta_rule_args& args, cudaStream_t stream) {
 }  // namespace
 
 void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
-                      int64_t kernel, float* c, cudaStream_t stream) {
+                      int64_t kernel, const float* history, float* c, cudaStream_t stream) {
   if (tokens * channels == 0) return;
-  conv_kernel<<<blocks_for(tokens * channels, threads), threads, 0, stream>>>(u, tokens, channels,
-                                                                             w, kernel, c);
+  conv_kernel<<<blocks_for(tokens * channels, threads), threads, 0, stream>>>(
+      u, tokens, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
+}
+
+void conv_history_after(const float* u, int64_t tokens, int64_t channels, int64_t kernel,
+                        const float* history, float* tail, cudaStream_t stream) {
+  if ((kernel - 1) * channels <= 0) return;
+  conv_history_kernel<<<blocks_for((kernel - 1) * channels, threads), threads, 0, stream>>>(
+      u, tokens, channels, kernel, history, tail);
+  check_launch("conv_history_after");
 }
 
 void l2_normalise_heads(float* x, int64_t tokens, int64_t ld, int64_t heads, int64_t dim,

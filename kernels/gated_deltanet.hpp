@@ -8,9 +8,16 @@
 
 namespace cua_s1::kernels {
 
-// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]), u before the prompt = 0.
+// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]). Rows before the segment come
+// from `history` [kernel - 1, channels] (the inputs of the kernel - 1 positions before it, oldest
+// first), or are 0 where history is null (the start of the prompt).
 void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
-                      int64_t kernel, float* c, cudaStream_t stream);
+                      int64_t kernel, const float* history, float* c, cudaStream_t stream);
+
+// The history the next segment needs: the last kernel - 1 input rows, reaching back into
+// `history` (or zeros) when the segment is shorter. `tail` must not alias `history`.
+void conv_history_after(const float* u, int64_t tokens, int64_t channels, int64_t kernel,
+                        const float* history, float* tail, cudaStream_t stream);
 
 // In place, per token t and head h: x <- x * rsqrt(sum x^2 + 1e-6) * scale for the `dim` values
 // at x[t * ld + h * dim].
@@ -25,7 +32,9 @@ void deltanet_gates(const float* b, const float* a, const float* a_log, const fl
 // output read after the update), state S_h [key_dim, value_dim] in fp32 registers. q, k, v of
 // token t sit in `qkv` at row t (stride ld) at q_offset / k_offset + key head * key_dim and
 // v_offset + value head * value_dim; value head h reads key head h / (value_heads / key_heads).
-// out [tokens, value_heads * value_dim].
+// out [tokens, value_heads * value_dim]. The state starts from `state_in` (null: zero) and, where
+// `state_out` is set, is stored there at the end (both [value_heads * value_dim, key_dim]: the
+// key rows of each value column; they may be the same buffer).
 struct delta_rule_args {
   const float* qkv = nullptr;
   int64_t ld = 0, q_offset = 0, k_offset = 0, v_offset = 0;
@@ -33,6 +42,8 @@ struct delta_rule_args {
   const float* decay = nullptr;  // [tokens, value_heads]
   int64_t tokens = 0, key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0;
   float* out = nullptr;
+  const float* state_in = nullptr;
+  float* state_out = nullptr;
 };
 void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream);
 

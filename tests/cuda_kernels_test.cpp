@@ -14,6 +14,7 @@
 #include "model/cpu/attention.hpp"
 #include "model/cpu/cpu_backend.hpp"
 #include "model/cpu/language_model.hpp"
+#include "prep/shared_prefix.hpp"
 #include "tiny_parity.hpp"
 
 #ifdef CUA_S1_HAVE_CUDA
@@ -155,27 +156,73 @@ BOOST_AUTO_TEST_CASE(language_prefill_at_the_chunk_and_token_edges,
   }
 }
 
+// Three questions on one screenshot: the shared prefix (system text + image) runs once and each
+// suffix resumes from its K/V rows and GDN state. Each answer must match the same question run
+// alone as a whole prompt on the GPU and on the CPU backend.
+BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
+                     *utf::precondition(test::cuda_present)) {
+  prepared_request request = image_request(16, 16);
+  const prepared_question base = request.questions.front();
+  const size_t prefix = base.image_start + 64 + 1;  // through <|vision_end|>
+  for (const size_t extra : {size_t(20), size_t(3), size_t(70)}) {
+    prepared_question q = base;
+    q.input_ids.resize(prefix);
+    for (size_t i = 0; i < extra; ++i) q.input_ids.push_back(int32_t(200 + (7 * i) % 150));
+    q.positions = compute_mrope_positions(base.image_start, 16, 16, 2, 1 + extra);
+    q.letter_ids = {32, 33, 34};
+    request.questions.push_back(std::move(q));
+  }
+  BOOST_TEST_REQUIRE(shared_prefix_tokens(request) == prefix);
+  auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
+  BOOST_REQUIRE(made);
+  auto cpu_backend = make_cpu_backend(test::parity::load_tiny_weights(), 16);
+  auto shared = (*made)->run(request);
+  BOOST_REQUIRE_MESSAGE(shared, (shared ? "" : shared.error().detail));
+  auto replayed = (*made)->run(request);  // the prefix and suffix graphs replayed
+  BOOST_REQUIRE(replayed);
+  for (size_t i = 0; i < request.questions.size(); ++i) {
+    BOOST_TEST_CONTEXT("question " << i) {
+      prepared_request alone = request;
+      alone.questions = {request.questions[i]};
+      auto whole = (*made)->run(alone);
+      auto expected = cpu_backend->run(alone);
+      BOOST_REQUIRE(whole && expected);
+      const auto& ours = shared->at(i).logits;
+      const double vs_whole = max_abs_difference(ours, whole->at(0).logits);
+      const double p_vs_cpu =
+          max_abs_difference(letter_softmax(ours), letter_softmax(expected->at(0).logits));
+      BOOST_TEST_MESSAGE("question " << i << ": max |logit shared - whole| " << vs_whole
+                                     << ", max |p shared - cpu| " << p_vs_cpu);
+      BOOST_TEST(vs_whole <= 2e-2);  // the same math, GEMMs of other heights
+      BOOST_TEST(p_vs_cpu <= 2e-2);
+      BOOST_TEST(replayed->at(i).logits == ours, boost::test_tools::per_element());
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
                      *utf::precondition(test::cuda_present)) {
   struct shape {
-    int64_t tokens, heads, kv_heads, dim;
+    int64_t tokens, keys, heads, kv_heads, dim;  // keys > tokens: a suffix over a cached prefix
     bool causal;
   };
-  for (const shape s : {shape{1, 4, 2, 256, true}, shape{63, 4, 2, 256, true},
-                        shape{64, 4, 2, 256, true}, shape{65, 4, 2, 256, true},
-                        shape{200, 4, 1, 256, true}, shape{700, 16, 4, 256, true},
-                        shape{1, 2, 2, 64, false}, shape{65, 2, 2, 64, false},
-                        shape{300, 2, 2, 64, false}, shape{1100, 16, 16, 64, false},
-                        shape{129, 4, 2, 64, true}, shape{33, 4, 4, 256, false}}) {
-    BOOST_TEST_CONTEXT(s.tokens << " tokens, " << s.heads << "/" << s.kv_heads << " heads, causal "
-                                << s.causal) {
+  for (const shape s : {shape{1, 1, 4, 2, 256, true}, shape{63, 63, 4, 2, 256, true},
+                        shape{64, 64, 4, 2, 256, true}, shape{65, 65, 4, 2, 256, true},
+                        shape{200, 200, 4, 1, 256, true}, shape{700, 700, 16, 4, 256, true},
+                        shape{1, 1, 2, 2, 64, false}, shape{65, 65, 2, 2, 64, false},
+                        shape{300, 300, 2, 2, 64, false}, shape{1100, 1100, 16, 16, 64, false},
+                        shape{129, 129, 4, 2, 64, true}, shape{33, 33, 4, 4, 256, false},
+                        shape{1, 700, 16, 4, 256, true}, shape{150, 1059, 16, 4, 256, true},
+                        shape{65, 97, 4, 2, 256, true}, shape{40, 130, 2, 2, 64, true}}) {
+    BOOST_TEST_CONTEXT(s.tokens << " queries over " << s.keys << " keys, " << s.heads << "/"
+                                << s.kv_heads << " heads, causal " << s.causal) {
       const int64_t q_width = s.heads * s.dim, kv_width = s.kv_heads * s.dim;
       std::normal_distribution<float> value(0.0f, 1.0f);
-      std::vector<float> q(size_t(s.tokens * q_width)), k(size_t(s.tokens * kv_width)),
-          v(size_t(s.tokens * kv_width));
+      std::vector<float> q(size_t(s.tokens * q_width)), k(size_t(s.keys * kv_width)),
+          v(size_t(s.keys * kv_width));
       for (auto* x : {&q, &k, &v})
         for (float& e : *x) e = bf16_round(value(rng()));
-      cpu::attention_shape cpu_shape{s.tokens, s.tokens, s.heads, s.kv_heads, s.dim,
+      cpu::attention_shape cpu_shape{s.tokens, s.keys, s.heads, s.kv_heads, s.dim,
                                      1.0f / std::sqrt(float(s.dim)), s.causal};
       std::vector<float> expected(size_t(s.tokens * q_width));
       cpu::attention_runner().run(cpu_shape, q.data(), q_width, k.data(), kv_width, v.data(),
@@ -194,9 +241,9 @@ BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
       auto dq = to_device_bf16(q), dk = to_device_bf16(k), dv = to_device_bf16(v);
       gpu::device_buffer<float> out(expected.size(), stream);
       kernels::attention_problem problem{dq.get(), q_width, dk.get(), kv_width, dv.get(),
-                                         kv_width, out.get(), q_width, s.tokens, s.heads,
-                                         s.kv_heads, s.dim, 1.0f / std::sqrt(float(s.dim)),
-                                         s.causal};
+                                         kv_width, out.get(), q_width, s.tokens, s.keys,
+                                         s.heads, s.kv_heads, s.dim,
+                                         1.0f / std::sqrt(float(s.dim)), s.causal};
       kernels::flash_attention(problem, stream);
       const std::vector<float> ours = download(out.get(), expected.size(), stream);
       double diff = 0, norm = 0;

@@ -3,8 +3,11 @@
 #define BOOST_TEST_MODULE prepare
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include "common/sha256.hpp"
 #include "prep/request_preparer.hpp"
+#include "prep/shared_prefix.hpp"
 #include "test_support.hpp"
 
 using namespace cua_s1;
@@ -152,4 +155,46 @@ BOOST_AUTO_TEST_CASE(model_directory_errors_name_the_file) {
   auto missing = request_preparer::load("/nonexistent/model");
   BOOST_REQUIRE(!missing.ok());
   BOOST_TEST(missing.error().detail.find("/nonexistent/model/config.json") != std::string::npos);
+}
+
+// The shared prefix of real prepared requests reaches past the image and stops where the
+// questions' token ids first differ; single questions and short prefixes share nothing.
+BOOST_AUTO_TEST_CASE(questions_share_the_prompt_up_to_their_first_difference) {
+  for (const char* name : {"std-two-questions", "bnd-tiny-eight"}) {
+    BOOST_TEST_CONTEXT(name) {
+      auto prepared = preparer().prepare(request_file(name));
+      BOOST_TEST_REQUIRE(prepared.ok());
+      const auto& questions = prepared->questions;
+      BOOST_TEST_REQUIRE(questions.size() >= 2u);
+      const size_t shared = shared_prefix_tokens(*prepared);
+      const prepared_question& first = questions.front();
+      size_t image_end = first.image_start;
+      while (image_end < first.input_ids.size() && first.input_ids[image_end] == first.input_ids[first.image_start])
+        ++image_end;
+      BOOST_TEST_MESSAGE(name << ": " << shared << " shared tokens of " << first.input_ids.size()
+                              << ", image ends at " << image_end);
+      BOOST_TEST(shared > image_end);
+      for (const prepared_question& q : questions)
+        BOOST_TEST(std::equal(q.input_ids.begin(), q.input_ids.begin() + long(shared),
+                              first.input_ids.begin()));
+      bool differs = false;
+      for (const prepared_question& q : questions)
+        differs = differs || q.input_ids.size() == shared + 1 || q.input_ids[shared] != first.input_ids[shared];
+      BOOST_TEST(differs);  // the prefix is the longest one
+    }
+  }
+  auto single = preparer().prepare(request_file("std-small"));
+  BOOST_TEST_REQUIRE(single.ok());
+  BOOST_TEST(shared_prefix_tokens(*single) == 0u);
+
+  // Identical questions: everything but the last token; a prefix under the minimum: nothing.
+  prepared_request twins = *single;
+  twins.questions.push_back(twins.questions.front());
+  BOOST_TEST(shared_prefix_tokens(twins) == twins.questions.front().input_ids.size() - 1);
+  prepared_request early = twins;
+  early.questions.back().input_ids[min_shared_prefix_tokens - 1] += 1;
+  BOOST_TEST(shared_prefix_tokens(early) == 0u);
+  prepared_request moved = twins;  // same ids, other positions: not shared from there on
+  moved.questions.back().positions.axes[1][min_shared_prefix_tokens + 5] += 1;
+  BOOST_TEST(shared_prefix_tokens(moved) == min_shared_prefix_tokens + 5);
 }

@@ -1,5 +1,6 @@
-// cuda_backend: vision once per request, every question's prefill enqueued on one stream, one
-// copy of all letter logits back; stage times from CUDA events.
+// cuda_backend: vision once per request, the questions' shared prefix once, every question's
+// suffix enqueued on one stream, one copy of all letter logits back; stage times from CUDA
+// events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -14,6 +15,7 @@
 #include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "gpu/vision_forward.hpp"
+#include "prep/shared_prefix.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -185,9 +187,20 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     size_t letters = 0;
     for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
     gpu::device_buffer<float> logits(letters, stream_);
+    // Questions on the same screenshot share the prompt up to (at least) the image: that
+    // prefix runs once and leaves its K/V rows and GDN state for every question's suffix.
+    const int64_t shared = ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request));
+    if (shared > 0)
+      graphs_.enqueue(ctx, config, device_weights_->language, request.questions.front(),
+                      gpu::segment{0, shared, false, true, false}, features.get(), image_rows,
+                      nullptr);
     size_t offset = 0;
     for (const prepared_question& question : request.questions) {
-      graphs_.enqueue(ctx, config, device_weights_->language, question, features.get(),
+      const gpu::segment part =
+          shared > 0 ? gpu::segment{shared, int64_t(question.input_ids.size()) - shared, true,
+                                    false, true}
+                     : gpu::whole_prompt(question);
+      graphs_.enqueue(ctx, config, device_weights_->language, question, part, features.get(),
                       image_rows, logits.get() + offset);
       offset += question.letter_ids.size();
     }

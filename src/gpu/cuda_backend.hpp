@@ -16,7 +16,9 @@ int cuda_device_count();
 
 struct cuda_backend_options {
   int device = 0;
-  size_t graph_cache = 8;  // language graphs kept (one per exact prompt length); 0 = eager only
+  // Language graphs kept (one per exact segment: a whole prompt, a shared prefix or a suffix);
+  // 0 = eager only.
+  size_t graph_cache = 16;
   // Merge the language LoRA into the bf16 weights at load (bench/RESULTS.md: 2.3x faster
   // language prefill, errors still under half the bf16 control's); vision stays unmerged.
   bool merge_language_lora = true;

@@ -41,8 +41,16 @@ struct rotary_view {
   int64_t half;
 };
 
+// Where one GDN layer's segment state lives in the cache and which way it flows.
+struct deltanet_state {
+  float* recurrent;
+  float* conv_history;
+  bool resume, keep;
+};
+
 void run_deltanet(const forward_context& ctx, const text_config& config,
-                  const device_deltanet& layer, const bf16* x, int64_t tokens, float* h) {
+                  const device_deltanet& layer, const deltanet_state& state, const bf16* x,
+                  int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t key_heads = config.linear_num_key_heads, value_heads = config.linear_num_value_heads;
   const int64_t key_dim = config.linear_key_head_dim, value_dim = config.linear_value_head_dim;
@@ -57,8 +65,13 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   ctx.linear(layer.in_proj_a, x, tokens, a.get(), value_heads, false);
 
   device_buffer<float> c(size_t(tokens * channels), s);
-  kernels::causal_conv_silu(u.get(), tokens, channels, layer.conv1d, config.linear_conv_kernel_dim,
-                            c.get(), s);
+  const int64_t kernel = config.linear_conv_kernel_dim;
+  const float* history = state.resume ? state.conv_history : nullptr;
+  kernels::causal_conv_silu(u.get(), tokens, channels, layer.conv1d, kernel, history, c.get(), s);
+  if (state.keep) {
+    if (state.resume) throw std::logic_error("a segment both resumes and keeps the GDN state");
+    kernels::conv_history_after(u.get(), tokens, channels, kernel, nullptr, state.conv_history, s);
+  }
   kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
                               1.0f / std::sqrt(float(key_dim)), s);
   kernels::l2_normalise_heads(c.get() + q_width, tokens, channels, key_heads, key_dim, 1.0f, s);
@@ -81,6 +94,8 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.key_dim = key_dim;
   rule.value_dim = value_dim;
   rule.out = o.get();
+  rule.state_in = state.resume ? state.recurrent : nullptr;
+  rule.state_out = state.keep ? state.recurrent : nullptr;
   kernels::gated_delta_rule(rule, s);
 
   device_buffer<bf16> normed(size_t(tokens * v_width), s);
@@ -89,9 +104,16 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   ctx.linear(layer.out_proj, normed.get(), tokens, h, config.hidden_size, true);
 }
 
+// K/V rows of the whole prompt so far: this segment's rows are written at `start`.
+struct attention_cache {
+  bf16* keys;
+  bf16* values;
+  int64_t start;
+};
+
 void run_attention_layer(const forward_context& ctx, const text_config& config,
                          const device_attention& layer, const rotary_view& rotary,
-                         const bf16* x, int64_t tokens, float* h) {
+                         const attention_cache& cache, const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t head_dim = config.head_dim;
   const int64_t heads = config.num_attention_heads, kv_heads = config.num_key_value_heads;
@@ -103,8 +125,9 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   ctx.linear(layer.k_proj, x, tokens, k.get(), kv_width, false);
   ctx.linear(layer.v_proj, x, tokens, v.get(), kv_width, false);
 
-  device_buffer<bf16> q_ready(size_t(tokens * q_width), s), k_ready(size_t(tokens * kv_width), s);
-  device_buffer<bf16> v_ready(size_t(tokens * kv_width), s);
+  device_buffer<bf16> q_ready(size_t(tokens * q_width), s);
+  bf16* const k_ready = cache.keys + cache.start * kv_width;
+  bf16* const v_ready = cache.values + cache.start * kv_width;
   kernels::head_norm_rope_args prep;
   prep.in = qg.get();
   prep.ld_in = 2 * q_width;
@@ -124,21 +147,22 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   prep.head_stride = head_dim;
   prep.heads = kv_heads;
   prep.weight = layer.k_norm;
-  prep.out = k_ready.get();
+  prep.out = k_ready;
   kernels::head_norm_rope_to_bf16(prep, s);
-  kernels::f32_to_bf16(v.get(), v_ready.get(), tokens * kv_width, s);
+  kernels::f32_to_bf16(v.get(), v_ready, tokens * kv_width, s);
 
   device_buffer<float> attended(size_t(tokens * q_width), s);
   kernels::attention_problem problem;
   problem.q = q_ready.get();
   problem.ldq = q_width;
-  problem.k = k_ready.get();
+  problem.k = cache.keys;
   problem.ldk = kv_width;
-  problem.v = v_ready.get();
+  problem.v = cache.values;
   problem.ldv = kv_width;
   problem.out = attended.get();
   problem.ldo = q_width;
   problem.tokens = tokens;
+  problem.keys = cache.start + tokens;
   problem.q_heads = heads;
   problem.kv_heads = kv_heads;
   problem.head_dim = head_dim;
@@ -165,22 +189,48 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
 
 }  // namespace
 
+prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cudaStream_t stream) {
+  const int64_t kv_width = config.num_key_value_heads * config.head_dim;
+  const int64_t value_columns = config.linear_num_value_heads * config.linear_value_head_dim;
+  const int64_t channels =
+      2 * config.linear_num_key_heads * config.linear_key_head_dim + value_columns;
+  prompt_cache cache;
+  cache.capacity = capacity;
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i)
+    if (config.full_attention.at(size_t(i))) {
+      cache.keys.emplace_back(size_t(capacity * kv_width), stream);
+      cache.values.emplace_back(size_t(capacity * kv_width), stream);
+    } else {
+      cache.recurrent.emplace_back(size_t(value_columns * config.linear_key_head_dim), stream);
+      cache.conv_history.emplace_back(size_t((config.linear_conv_kernel_dim - 1) * channels),
+                                      stream);
+    }
+  return cache;
+}
+
 language_inputs upload_language_inputs(const forward_context& ctx, const model_config& model,
                                        const device_language& weights,
-                                       const prepared_question& question,
+                                       const prepared_question& question, const segment& part,
                                        const float* image_features, int64_t image_rows,
-                                       language_buffers& buffers) {
+                                       prompt_cache& cache, language_buffers& buffers) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
   const int64_t hidden = config.hidden_size;
-  const int64_t tokens = int64_t(question.input_ids.size());
-  if (tokens == 0 || question.positions.axes[0].size() != size_t(tokens))
+  const int64_t prompt = int64_t(question.input_ids.size()), tokens = part.tokens;
+  if (prompt == 0 || question.positions.axes[0].size() != size_t(prompt))
     throw std::invalid_argument("positions do not match the prompt");
+  if (tokens <= 0 || part.start < 0 || part.start + tokens > prompt)
+    throw std::invalid_argument("the segment lies outside the prompt");
+  if (part.start + tokens > cache.capacity)
+    throw std::invalid_argument("the prompt cache is too small for the segment");
   if (question.letter_ids.empty() || question.letter_ids.size() > max_letters)
     throw std::invalid_argument("a question needs 1 to 26 letters");
+  mrope_positions positions;
+  for (size_t axis = 0; axis < 3; ++axis)
+    positions.axes[axis].assign(question.positions.axes[axis].begin() + part.start,
+                                question.positions.axes[axis].begin() + part.start + tokens);
   const cpu::rotary_table table =
-      cpu::text_rotary(question.positions, config.rotary_dim(), config.rope_theta,
-                       config.mrope_section);
+      cpu::text_rotary(positions, config.rotary_dim(), config.rope_theta, config.mrope_section);
   if (buffers.tokens != tokens) {
     buffers.h = device_buffer<float>(size_t(tokens * hidden), s);
     buffers.cos = device_buffer<float>(table.cos.size(), s);
@@ -190,8 +240,8 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
     buffers.tokens = tokens;
   }
   const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
-  device_buffer<int32_t> device_sources(sources.size(), s);
-  ctx.upload(sources.data(), sources.size(), device_sources.get());
+  device_buffer<int32_t> device_sources(size_t(tokens), s);
+  ctx.upload(sources.data() + part.start, size_t(tokens), device_sources.get());
   kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
                         buffers.h.get(), s);
   ctx.upload(table.cos.data(), table.cos.size(), buffers.cos.get());
@@ -203,7 +253,8 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
   ctx.upload(letters.data(), letters.size(), buffers.letters.get());
 
   language_inputs inputs;
-  inputs.tokens = tokens;
+  inputs.part = part;
+  inputs.cache = &cache;
   inputs.h = buffers.h.get();
   inputs.cos = buffers.cos.get();
   inputs.sin = buffers.sin.get();
@@ -217,26 +268,37 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
                                 const device_language& weights, const language_inputs& in) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
-  const int64_t hidden = config.hidden_size, tokens = in.tokens;
+  const int64_t hidden = config.hidden_size, tokens = in.part.tokens;
   float* h = in.h;
   ctx.report("language.embeddings", h, tokens, hidden);
   const rotary_view rotary{in.cos, in.sin, in.half};
 
   device_buffer<bf16> normed(size_t(tokens * hidden), s);
+  prompt_cache& cache = *in.cache;
+  size_t attention_layers = 0, deltanet_layers = 0;
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const device_layer& layer = weights.layers[i];
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.input_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
-    if (layer.full_attention)
-      run_attention_layer(ctx, config, layer.attention, rotary, normed.get(), tokens, h);
-    else
-      run_deltanet(ctx, config, layer.deltanet, normed.get(), tokens, h);
+    if (layer.full_attention) {
+      const size_t a = attention_layers++;
+      run_attention_layer(ctx, config, layer.attention, rotary,
+                          {cache.keys.at(a).get(), cache.values.at(a).get(), in.part.start},
+                          normed.get(), tokens, h);
+    } else {
+      const size_t d = deltanet_layers++;
+      run_deltanet(ctx, config, layer.deltanet,
+                   {cache.recurrent.at(d).get(), cache.conv_history.at(d).get(), in.part.resume,
+                    in.part.keep},
+                   normed.get(), tokens, h);
+    }
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.post_attention_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
     run_mlp(ctx, config, layer, normed.get(), tokens, h);
     ctx.report("language.layers." + std::to_string(i), h, tokens, hidden);
   }
 
+  if (!in.part.readout) return;
   // Final norm: every row when a probe wants the stage, else the last position alone.
   const int64_t first = ctx.probing() ? 0 : tokens - 1;
   device_buffer<float> final_rows(size_t((tokens - first) * hidden), s);
@@ -248,16 +310,27 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
                          in.letters, max_letters, hidden, in.logits, s);
 }
 
+void enqueue_segment(const forward_context& ctx, const model_config& model,
+                     const device_language& weights, const prepared_question& question,
+                     const segment& part, const float* image_features, int64_t image_rows,
+                     prompt_cache& cache, float* logits) {
+  language_buffers buffers;
+  const language_inputs inputs = upload_language_inputs(ctx, model, weights, question, part,
+                                                        image_features, image_rows, cache, buffers);
+  enqueue_layers_and_readout(ctx, model, weights, inputs);
+  if (part.readout)
+    check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
+                               cudaMemcpyDeviceToDevice, ctx.stream),
+               "cudaMemcpyAsync (logits)");
+}
+
 void enqueue_letter_logits(const forward_context& ctx, const model_config& model,
                            const device_language& weights, const prepared_question& question,
                            const float* image_features, int64_t image_rows, float* logits) {
-  language_buffers buffers;
-  const language_inputs inputs =
-      upload_language_inputs(ctx, model, weights, question, image_features, image_rows, buffers);
-  enqueue_layers_and_readout(ctx, model, weights, inputs);
-  check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
-                             cudaMemcpyDeviceToDevice, ctx.stream),
-             "cudaMemcpyAsync (logits)");
+  prompt_cache cache =
+      make_prompt_cache(model.text, int64_t(question.input_ids.size()), ctx.stream);
+  enqueue_segment(ctx, model, weights, question, whole_prompt(question), image_features,
+                  image_rows, cache, logits);
 }
 
 }  // namespace cua_s1::gpu

@@ -1,6 +1,7 @@
 // Stream capture of enqueue_layers_and_readout into per-length graphs, with LRU eviction.
 #include "gpu/language_graphs.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include "common/json_log.hpp"
@@ -9,17 +10,29 @@ namespace cua_s1::gpu {
 
 language_graphs::~language_graphs() { clear(); }
 
-void language_graphs::clear() {
-  for (auto& [tokens, e] : entries_)
+void language_graphs::destroy_graphs() {
+  for (auto& [part, e] : entries_)
     if (e.exec) cudaGraphExecDestroy(e.exec);  // freed on completion if still running
   entries_.clear();
   ages_.clear();
 }
 
+void language_graphs::clear() {
+  destroy_graphs();
+  cache_ = prompt_cache();
+}
+
+void language_graphs::reserve_rows(const text_config& config, int64_t rows, cudaStream_t stream) {
+  if (rows <= cache_.capacity) return;
+  destroy_graphs();
+  cache_ = prompt_cache();  // freed stream-ordered, after the work that uses it
+  cache_ = make_prompt_cache(config, std::max<int64_t>(rows, 4096), stream);
+}
+
 void language_graphs::evict_oldest() {
-  const int64_t tokens = ages_.back();
+  const segment oldest = ages_.back();
   ages_.pop_back();
-  auto found = entries_.find(tokens);
+  auto found = entries_.find(oldest);
   if (found->second.exec) cudaGraphExecDestroy(found->second.exec);
   entries_.erase(found);
 }
@@ -48,7 +61,8 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
     if (error.sticky()) throw;
     cudaGetLastError();  // a failed capture leaves a non-sticky error behind
     log_event(log_level::warning, "cuda_graph_capture_failed",
-              {{"tokens", inputs.tokens}, {"detail", std::string_view(error.what())},
+              {{"start", inputs.part.start}, {"tokens", inputs.part.tokens},
+               {"detail", std::string_view(error.what())},
                {"fallback", "eager"}});
     return nullptr;
   }
@@ -56,36 +70,41 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
 
 void language_graphs::enqueue(const forward_context& ctx, const model_config& config,
                               const device_language& weights, const prepared_question& question,
-                              const float* image_features, int64_t image_rows, float* logits) {
-  const int64_t tokens = int64_t(question.input_ids.size());
-  if (capacity_ == 0 || ctx.probing() || uncapturable_.count(tokens))
-    return enqueue_letter_logits(ctx, config, weights, question, image_features, image_rows, logits);
+                              const segment& part, const float* image_features,
+                              int64_t image_rows, float* logits) {
+  reserve_rows(config.text, part.start + part.tokens, ctx.stream);
+  if (capacity_ == 0 || ctx.probing() || uncapturable_.count(part))
+    return enqueue_segment(ctx, config, weights, question, part, image_features, image_rows,
+                           cache_, logits);
 
-  auto found = entries_.find(tokens);
+  auto found = entries_.find(part);
   entry* e = nullptr;
   if (found != entries_.end()) {
     e = &found->second;
     ages_.erase(e->age);
   } else {
     if (entries_.size() >= capacity_) evict_oldest();
-    e = &entries_[tokens];
+    e = &entries_[part];
   }
-  ages_.push_front(tokens);
+  ages_.push_front(part);
   e->age = ages_.begin();
 
-  const language_inputs inputs =
-      upload_language_inputs(ctx, config, weights, question, image_features, image_rows, e->buffers);
+  const language_inputs inputs = upload_language_inputs(ctx, config, weights, question, part,
+                                                        image_features, image_rows, cache_,
+                                                        e->buffers);
   if (!e->exec && !capture(ctx, config, weights, inputs, *e)) {
-    uncapturable_.insert(tokens);
+    uncapturable_.insert(part);
     ages_.erase(e->age);
-    entries_.erase(tokens);
-    return enqueue_letter_logits(ctx, config, weights, question, image_features, image_rows, logits);
+    entries_.erase(part);
+    return enqueue_segment(ctx, config, weights, question, part, image_features, image_rows,
+                           cache_, logits);
   }
   check_cuda(cudaGraphLaunch(e->exec, ctx.stream), "cudaGraphLaunch");
   ++replays_;
-  check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
-                             cudaMemcpyDeviceToDevice, ctx.stream),
-             "cudaMemcpyAsync (logits)");
+  if (part.readout)
+    check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
+                               cudaMemcpyDeviceToDevice, ctx.stream),
+               "cudaMemcpyAsync (logits)");
 }
 
 }  // namespace cua_s1::gpu

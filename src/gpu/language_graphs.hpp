@@ -1,6 +1,7 @@
-// CUDA graphs of the language layer stack, one per exact prompt length, in a bounded LRU cache.
-// A length is captured on first use and replayed after that; a failed capture falls back to the
-// eager path for that length (logged once), and replay is bit-identical to eager.
+// CUDA graphs of the language layer stack, one per exact segment (start, length, state flow), in
+// a bounded LRU cache, over one long-lived prompt cache. A segment is captured on first use and
+// replayed after that; a failed capture falls back to the eager path for that segment (logged
+// once), and replay is bit-identical to eager.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,13 +22,14 @@ class language_graphs {
   language_graphs(const language_graphs&) = delete;
   language_graphs& operator=(const language_graphs&) = delete;
 
-  // As enqueue_letter_logits, through the cached graph of the prompt's length (eager when the
-  // cache is disabled, a probe is set, or the length failed to capture).
+  // As enqueue_segment on this object's prompt cache, through the cached graph of the segment
+  // (eager when the cache is disabled, a probe is set, or the segment failed to capture).
   void enqueue(const forward_context& ctx, const model_config& config,
                const device_language& weights, const prepared_question& question,
-               const float* image_features, int64_t image_rows, float* logits);
+               const segment& part, const float* image_features, int64_t image_rows,
+               float* logits);
 
-  // Destroys every graph and its buffers (before the stream they were made on goes).
+  // Destroys every graph, its buffers and the prompt cache (before their stream goes).
   void clear();
 
   size_t size() const { return entries_.size(); }
@@ -38,16 +40,21 @@ class language_graphs {
   struct entry {
     language_buffers buffers;
     cudaGraphExec_t exec = nullptr;
-    std::list<int64_t>::iterator age;
+    std::list<segment>::iterator age;
   };
   entry* capture(const forward_context& ctx, const model_config& config,
                  const device_language& weights, const language_inputs& inputs, entry& fresh);
   void evict_oldest();
+  void destroy_graphs();
+  // Grows the prompt cache to hold `rows` (at least 4096, the longest valid prompt); graphs
+  // point into the old one, so growing drops them.
+  void reserve_rows(const text_config& config, int64_t rows, cudaStream_t stream);
 
   size_t capacity_;
-  std::map<int64_t, entry> entries_;
-  std::list<int64_t> ages_;      // most recently used first
-  std::set<int64_t> uncapturable_;
+  prompt_cache cache_;
+  std::map<segment, entry> entries_;
+  std::list<segment> ages_;      // most recently used first
+  std::set<segment> uncapturable_;
   size_t captures_ = 0, replays_ = 0;
 };
 

@@ -19,7 +19,7 @@ struct server_options {
   unsigned threads = 0;            // --threads / CUA_S1_THREADS: backend threads, 0 = all cores
   std::string backend = "auto";    // --backend / CUA_S1_BACKEND: auto, cpu or cuda
   int device = 0;                  // --device / CUA_S1_DEVICE: CUDA device index
-  unsigned cuda_graphs = 8;        // --cuda-graphs / CUA_S1_CUDA_GRAPHS: graph cache, 0 = off
+  unsigned cuda_graphs = 16;       // --cuda-graphs / CUA_S1_CUDA_GRAPHS: graph cache, 0 = off
   bool merge_language_lora = true;   // --merge-language-lora / CUA_S1_MERGE_LANGUAGE_LORA
   unsigned decode_threads = 2;     // --decode-threads / CUA_S1_DECODE_THREADS
   size_t max_queued_requests = 64;    // --max-queued-requests

@@ -1,0 +1,29 @@
+// Longest common prefix of the questions' token ids and positions.
+#include "prep/shared_prefix.hpp"
+
+#include <algorithm>
+
+namespace cua_s1 {
+
+size_t shared_prefix_tokens(const prepared_request& request) {
+  const auto& questions = request.questions;
+  if (questions.size() < 2) return 0;
+  size_t shortest = questions.front().input_ids.size();
+  for (const prepared_question& q : questions) shortest = std::min(shortest, q.input_ids.size());
+  if (shortest == 0) return 0;
+  const prepared_question& first = questions.front();
+  size_t shared = 0;
+  auto same_at = [&](const prepared_question& q, size_t i) {
+    if (q.input_ids[i] != first.input_ids[i]) return false;
+    for (size_t axis = 0; axis < 3; ++axis)
+      if (q.positions.axes[axis].at(i) != first.positions.axes[axis].at(i)) return false;
+    return true;
+  };
+  while (shared < shortest - 1 &&
+         std::all_of(questions.begin(), questions.end(),
+                     [&](const prepared_question& q) { return same_at(q, shared); }))
+    ++shared;
+  return shared >= min_shared_prefix_tokens ? shared : 0;
+}
+
+}  // namespace cua_s1
