@@ -24,27 +24,34 @@ void conv_history_after(const float* u, int64_t tokens, int64_t channels, int64_
 void l2_normalise_heads(float* x, int64_t tokens, int64_t ld, int64_t heads, int64_t dim,
                         float scale, cudaStream_t stream);
 
-// beta = sigmoid(b), decay = exp(-exp(a_log[h]) * softplus(a + dt_bias[h])) for [tokens, heads].
+// beta = sigmoid(b), g = -exp(a_log[h]) * softplus(a + dt_bias[h]) (the log of the decay) for
+// [tokens, heads].
 void deltanet_gates(const float* b, const float* a, const float* a_log, const float* dt_bias,
-                    int64_t tokens, int64_t heads, float* beta, float* decay, cudaStream_t stream);
+                    int64_t tokens, int64_t heads, float* beta, float* log_decay,
+                    cudaStream_t stream);
 
-// The gated delta rule run token by token (decay, correction with the decayed state, update,
-// output read after the update), state S_h [key_dim, value_dim] in fp32 registers. q, k, v of
-// token t sit in `qkv` at row t (stride ld) at q_offset / k_offset + key head * key_dim and
-// v_offset + value head * value_dim; value head h reads key head h / (value_heads / key_heads).
-// out [tokens, value_heads * value_dim]. The state starts from `state_in` (null: zero) and, where
-// `state_out` is set, is stored there at the end (both [value_heads * value_dim, key_dim]: the
-// key rows of each value column; they may be the same buffer).
+// The gated delta rule in the chunked form of spec/model.md 4.4 step 5 (chunks of 64 tokens from
+// the segment's first token, zero-padded; everything fp32). q, k, v of token t sit in `qkv` at
+// row t (stride ld) at q_offset / k_offset + key head * key_dim and v_offset + value head *
+// value_dim; value head h reads key head h / (value_heads / key_heads). out [tokens, value_heads *
+// value_dim]. The state starts from `state_in` (null: zero) and, where `state_out` is set, is
+// stored there at the end (both [value_heads * value_dim, key_dim]: the key rows of each value
+// column; they may be the same buffer). key_dim = value_dim = 128.
+inline constexpr int64_t delta_rule_chunk = 64;
+
 struct delta_rule_args {
   const float* qkv = nullptr;
   int64_t ld = 0, q_offset = 0, k_offset = 0, v_offset = 0;
-  const float* beta = nullptr;   // [tokens, value_heads]
-  const float* decay = nullptr;  // [tokens, value_heads]
+  const float* beta = nullptr;       // [tokens, value_heads]
+  const float* log_decay = nullptr;  // g [tokens, value_heads]
   int64_t tokens = 0, key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0;
   float* out = nullptr;
   const float* state_in = nullptr;
   float* state_out = nullptr;
+  float* scratch = nullptr;  // delta_rule_scratch_floats() floats, stream-ordered
 };
+size_t delta_rule_scratch_floats(int64_t tokens, int64_t value_heads, int64_t key_dim,
+                                 int64_t value_dim);
 void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream);
 
 }  // namespace cua_s1::kernels

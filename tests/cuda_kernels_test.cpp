@@ -23,6 +23,7 @@
 #include "gpu/language_forward.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
+#include "kernels/gated_deltanet.hpp"
 #endif
 
 using namespace cua_s1;
@@ -156,8 +157,8 @@ BOOST_AUTO_TEST_CASE(language_prefill_at_the_chunk_and_token_edges,
   }
 }
 
-// Three questions on one screenshot: the shared prefix (system text + image) runs once and each
-// suffix resumes from its K/V rows and GDN state. Each answer must match the same question run
+// Four questions on one screenshot: the shared prefix (system text + image, cut at the GDN chunk
+// boundary) runs once and each suffix resumes from its K/V rows and GDN state. Each answer must match the same question run
 // alone as a whole prompt on the GPU and on the CPU backend.
 BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
                      *utf::precondition(test::cuda_present)) {
@@ -173,6 +174,7 @@ BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
     request.questions.push_back(std::move(q));
   }
   BOOST_TEST_REQUIRE(shared_prefix_tokens(request) == prefix);
+  BOOST_TEST_REQUIRE(shared_prefix_tokens(request, kernels::delta_rule_chunk) == 64u);
   auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
   BOOST_REQUIRE(made);
   auto cpu_backend = make_cpu_backend(test::parity::load_tiny_weights(), 16);

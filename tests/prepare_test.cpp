@@ -197,4 +197,7 @@ BOOST_AUTO_TEST_CASE(questions_share_the_prompt_up_to_their_first_difference) {
   prepared_request moved = twins;  // same ids, other positions: not shared from there on
   moved.questions.back().positions.axes[1][min_shared_prefix_tokens + 5] += 1;
   BOOST_TEST(shared_prefix_tokens(moved) == min_shared_prefix_tokens + 5);
+  // Rounded down to the alignment, and nothing when that falls under the minimum.
+  BOOST_TEST(shared_prefix_tokens(moved, 64) == 64u);
+  BOOST_TEST(shared_prefix_tokens(moved, 128) == 0u);
 }

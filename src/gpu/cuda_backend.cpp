@@ -15,6 +15,7 @@
 #include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "gpu/vision_forward.hpp"
+#include "kernels/gated_deltanet.hpp"
 #include "prep/shared_prefix.hpp"
 
 namespace cua_s1 {
@@ -188,8 +189,10 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
     gpu::device_buffer<float> logits(letters, stream_);
     // Questions on the same screenshot share the prompt up to (at least) the image: that
-    // prefix runs once and leaves its K/V rows and GDN state for every question's suffix.
-    const int64_t shared = ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request));
+    // prefix runs once and leaves its K/V rows and GDN state for every question's suffix. It
+    // ends on a GDN chunk boundary, so the suffixes see the chunks of a whole-prompt run.
+    const int64_t shared =
+        ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, kernels::delta_rule_chunk));
     if (shared > 0)
       graphs_.enqueue(ctx, config, device_weights_->language, request.questions.front(),
                       gpu::segment{0, shared, false, true, false}, features.get(), image_rows,

@@ -75,9 +75,9 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
                               1.0f / std::sqrt(float(key_dim)), s);
   kernels::l2_normalise_heads(c.get() + q_width, tokens, channels, key_heads, key_dim, 1.0f, s);
-  device_buffer<float> beta(size_t(tokens * value_heads), s), decay(size_t(tokens * value_heads), s);
+  device_buffer<float> beta(size_t(tokens * value_heads), s), g(size_t(tokens * value_heads), s);
   kernels::deltanet_gates(b.get(), a.get(), layer.a_log, layer.dt_bias, tokens, value_heads,
-                          beta.get(), decay.get(), s);
+                          beta.get(), g.get(), s);
 
   device_buffer<float> o(size_t(tokens * v_width), s);
   kernels::delta_rule_args rule;
@@ -87,7 +87,7 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.k_offset = q_width;
   rule.v_offset = 2 * q_width;
   rule.beta = beta.get();
-  rule.decay = decay.get();
+  rule.log_decay = g.get();
   rule.tokens = tokens;
   rule.key_heads = key_heads;
   rule.value_heads = value_heads;
@@ -96,6 +96,9 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.out = o.get();
   rule.state_in = state.resume ? state.recurrent : nullptr;
   rule.state_out = state.keep ? state.recurrent : nullptr;
+  device_buffer<float> scratch(
+      kernels::delta_rule_scratch_floats(tokens, value_heads, key_dim, value_dim), s);
+  rule.scratch = scratch.get();
   kernels::gated_delta_rule(rule, s);
 
   device_buffer<bf16> normed(size_t(tokens * v_width), s);

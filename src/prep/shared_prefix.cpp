@@ -5,7 +5,7 @@
 
 namespace cua_s1 {
 
-size_t shared_prefix_tokens(const prepared_request& request) {
+size_t shared_prefix_tokens(const prepared_request& request, size_t alignment) {
   const auto& questions = request.questions;
   if (questions.size() < 2) return 0;
   size_t shortest = questions.front().input_ids.size();
@@ -23,6 +23,7 @@ size_t shared_prefix_tokens(const prepared_request& request) {
          std::all_of(questions.begin(), questions.end(),
                      [&](const prepared_question& q) { return same_at(q, shared); }))
     ++shared;
+  shared -= shared % std::max<size_t>(alignment, 1);
   return shared >= min_shared_prefix_tokens ? shared : 0;
 }
 
