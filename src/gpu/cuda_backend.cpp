@@ -75,9 +75,7 @@ class cuda_backend final : public backend {
   }
 
   outcome<std::vector<question_logits>> run(const prepared_request& request) override {
-    std::unique_ptr<pending_run> pending = start(request);
-    cudaEventSynchronize(done_->get());  // collect() reports any error
-    return pending->collect();
+    return start(request)->collect();  // collect() waits for the run and reports any error
   }
 
   std::unique_ptr<pending_run> start(const prepared_request& request) override;

@@ -55,7 +55,6 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
     check_cuda(cudaStreamEndCapture(ctx.stream, &graph), "cudaStreamEndCapture");
     check_cuda(cudaGraphInstantiate(&fresh.exec, graph, 0), "cudaGraphInstantiate");
     cudaGraphDestroy(graph);
-    ++captures_;
     return &fresh;
   } catch (const cuda_error& error) {
     if (error.sticky()) throw;
@@ -100,7 +99,6 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
                            cache_, logits);
   }
   check_cuda(cudaGraphLaunch(e->exec, ctx.stream), "cudaGraphLaunch");
-  ++replays_;
   if (part.readout)
     check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
                                cudaMemcpyDeviceToDevice, ctx.stream),

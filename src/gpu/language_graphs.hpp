@@ -32,10 +32,6 @@ class language_graphs {
   // Destroys every graph, its buffers and the prompt cache (before their stream goes).
   void clear();
 
-  size_t size() const { return entries_.size(); }
-  size_t captures() const { return captures_; }
-  size_t replays() const { return replays_; }
-
  private:
   struct entry {
     language_buffers buffers;
@@ -55,7 +51,6 @@ class language_graphs {
   std::map<segment, entry> entries_;
   std::list<segment> ages_;      // most recently used first
   std::set<segment> uncapturable_;
-  size_t captures_ = 0, replays_ = 0;
 };
 
 }  // namespace cua_s1::gpu
