@@ -15,6 +15,7 @@
 #include "actors/decision_engine.hpp"
 #include "common/json_log.hpp"
 #include "http/http_server.hpp"
+#include "server/fault_injection.hpp"
 #include "server/serving_model.hpp"
 #include "server/server_options.hpp"
 
@@ -52,6 +53,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cua-s1-server: cannot load the model: %s\n", loaded.error().detail.c_str());
     return 1;
   }
+  if (const char* fault = std::getenv(fault_injection_variable)) {
+    auto runs = parse_fault_injection(fault);
+    if (!runs) {
+      std::fprintf(stderr, "cua-s1-server: %s\n", runs.error().detail.c_str());
+      return 2;
+    }
+    loaded->model = sticky_error_after(std::move(loaded->model), *runs);
+    log_event(log_level::warning, "fault_injection",
+              {{"spec", std::string_view(fault)}, {"purpose", "tests of the fatal-error path"}});
+  }
   log_event(log_level::info, "model_loaded",
             {{"weights", loaded->description}, {"backend", loaded->model->description()}});
 
@@ -62,12 +73,13 @@ int main(int argc, char** argv) {
   engine_settings.identity = loaded->identity;
   engine_settings.request_timeout = std::chrono::seconds(options->request_timeout_seconds);
   std::atomic<int> exit_code{0};
-  std::function<void()> stop_serving;  // set once the server exists
+  std::function<void()> begin_shutdown;  // set once the server exists
   engine_settings.on_backend_unusable = [&](const std::string& reason) {
     log_event(log_level::error, "fatal_backend_error",
-              {{"detail", reason}, {"action", "stopping with exit code 1"}});
+              {{"detail", reason},
+               {"action", "answering the admitted requests, then exiting with code 1"}});
     exit_code = 1;
-    boost::asio::post(io, [&] { if (stop_serving) stop_serving(); });
+    boost::asio::post(io, [&] { if (begin_shutdown) begin_shutdown(); });
   };
   decision_engine engine(io.get_executor(), loaded->preparer, std::move(loaded->model),
                          engine_settings);
@@ -88,12 +100,9 @@ int main(int argc, char** argv) {
   log_event(log_level::info, "listening",
             {{"host", options->host}, {"port", static_cast<int64_t>(server.bound_port())}});
 
-  stop_serving = [&] {
-    server.stop_accepting();
-    io.stop();
-  };
-  // Graceful shutdown: the first signal drains (unready, no new connections, admitted work
-  // finishes, then exit 0 or 1 at --drain-timeout); a second signal exits 1 at once.
+  // Graceful shutdown, on the first signal or a fatal device error: unready, no new
+  // connections, admitted work answered, then exit (0, or 1 after a device error; 1 at once when
+  // --drain-timeout passes first); a second signal exits 1 at once.
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   boost::asio::steady_timer drain_timer(io);
   const auto drain_deadline_after = std::chrono::seconds(options->drain_timeout_seconds);
@@ -131,12 +140,16 @@ int main(int argc, char** argv) {
                    {"active_requests", static_cast<int64_t>(server.active_requests())},
                    {"queued_requests", static_cast<int64_t>(engine.queued_requests())},
                    {"drain_timeout_s", static_cast<int64_t>(options->drain_timeout_seconds)}});
-        engine.begin_drain();
-        server.stop_accepting();
-        drain_deadline = std::chrono::steady_clock::now() + drain_deadline_after;
         signals.async_wait(on_signal);
-        check_drained();
+        begin_shutdown();
       };
+  begin_shutdown = [&] {
+    if (engine.draining()) return;  // already draining
+    engine.begin_drain();
+    server.stop_accepting();
+    drain_deadline = std::chrono::steady_clock::now() + drain_deadline_after;
+    check_drained();
+  };
   signals.async_wait(on_signal);
 
   const unsigned io_threads = 2;
