@@ -181,20 +181,22 @@ __global__ void __launch_bounds__(block_threads)
 // v [64][32] (Uc, then Vnew), p [64][68].
 constexpr int p_stride = chunk + 4;
 
-// acc[a][b] += sum_r x[row0 + a][r] s[r][col + b] over r < head_dim (4 rows x 2 columns).
-__device__ __forceinline__ void rows_times_state(const float* x, const float* s, int row0,
-                                                 int col, float (&acc)[4][2]) {
-  for (int r = 0; r < head_dim; r += 4) {
+// acc[a][b] += sum_k x[row0 + a][k] y[k][col + b] over k < depth (4 rows x 2 columns; x rows
+// `x_ld` apart, y rows state_columns apart).
+template <int depth, int x_ld>
+__device__ __forceinline__ void tile_product(const float* x, const float* y, int row0, int col,
+                                             float (&acc)[4][2]) {
+  for (int r = 0; r < depth; r += 4) {
     float4 xa[4];
 #pragma unroll
-    for (int a = 0; a < 4; ++a) xa[a] = load4(x + (row0 + a) * row_stride + r);
+    for (int a = 0; a < 4; ++a) xa[a] = load4(x + (row0 + a) * x_ld + r);
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const float2 sv = load2(s + (r + k) * state_columns + col);
+      const float2 yv = load2(y + (r + k) * state_columns + col);
 #pragma unroll
       for (int a = 0; a < 4; ++a) {
-        acc[a][0] += lane_of(xa[a], k) * sv.x;
-        acc[a][1] += lane_of(xa[a], k) * sv.y;
+        acc[a][0] += lane_of(xa[a], k) * yv.x;
+        acc[a][1] += lane_of(xa[a], k) * yv.y;
       }
     }
   }
@@ -258,7 +260,7 @@ __global__ void __launch_bounds__(block_threads)
     float vnew[4][2];  // Vnew = Uc - Wc S
     {
       float product[4][2] = {};
-      rows_times_state(x_s, s_s, 4 * group, col, product);
+      tile_product<head_dim, row_stride>(x_s, s_s, 4 * group, col, product);
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const float2 uc = load2(v_s + (4 * group + r) * state_columns + col);
@@ -277,21 +279,8 @@ __global__ void __launch_bounds__(block_threads)
 
     {  // O = (e^G q) S + P Vnew
       float o[4][2] = {};
-      rows_times_state(x_s, s_s, 4 * group, col, o);
-      for (int m = 0; m < chunk; m += 4) {
-        float4 pa[4];
-#pragma unroll
-        for (int r = 0; r < 4; ++r) pa[r] = load4(p_s + (4 * group + r) * p_stride + m);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const float2 vv = load2(v_s + (m + k) * state_columns + col);
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            o[r][0] += lane_of(pa[r], k) * vv.x;
-            o[r][1] += lane_of(pa[r], k) * vv.y;
-          }
-        }
-      }
+      tile_product<head_dim, row_stride>(x_s, s_s, 4 * group, col, o);
+      tile_product<chunk, p_stride>(p_s, v_s, 4 * group, col, o);
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int i = 4 * group + r;

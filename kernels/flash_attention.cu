@@ -233,9 +233,9 @@ bool aligned(const void* pointer, size_t bytes) {
   return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
 }
 
-}  // namespace
+bool supported_head_dim(int64_t head_dim) { return head_dim == 64 || head_dim == 256; }
 
-bool flash_attention_supports(int64_t head_dim) { return head_dim == 64 || head_dim == 256; }
+}  // namespace
 
 void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   if (problem.tokens == 0) return;
@@ -243,7 +243,7 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   if (p.keys == 0) p.keys = p.tokens;
   if (p.keys < p.tokens)
     throw std::invalid_argument("flash_attention: fewer keys than queries");
-  if (!flash_attention_supports(p.head_dim))
+  if (!supported_head_dim(p.head_dim))
     throw std::invalid_argument("flash_attention: head_dim " + std::to_string(p.head_dim) +
                                 " is not supported (64 or 256)");
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)

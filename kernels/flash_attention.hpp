@@ -29,9 +29,6 @@ struct attention_problem {
   bool causal = false;
 };
 
-// True where flash_attention supports the problem's head size and alignment.
-bool flash_attention_supports(int64_t head_dim);
-
 // Runs on `stream`. Throws std::invalid_argument for an unsupported head size, q/kv head counts
 // that do not divide, or operands not 16-byte aligned (ld* multiples of 8 elements).
 void flash_attention(const attention_problem& problem, cudaStream_t stream);

@@ -16,6 +16,7 @@
 
 #include "actors/decision_engine.hpp"
 #include "http/http_server.hpp"
+#include "server/fault_injection.hpp"
 #include "server/serving_model.hpp"
 #include "server_process.hpp"
 #include "test_support.hpp"
@@ -156,29 +157,11 @@ BOOST_AUTO_TEST_CASE(model_failures_are_500_inference_failed) {
   }
 }
 
-// A backend double that answers like the real one for its first run (the warmup), then fails
-// with an error that leaves it unusable, as a sticky CUDA error does.
-class sticky_failure_backend : public backend {
- public:
-  explicit sticky_failure_backend(std::unique_ptr<backend> real) : real_(std::move(real)) {}
-  outcome<std::vector<question_logits>> run(const prepared_request& request) override {
-    if (runs_++ == 0) return real_->run(request);
-    broken_ = true;
-    return failure{500, "device lost (sticky)"};
-  }
-  bool usable() const override { return !broken_; }
-  std::string description() const override { return "sticky failure"; }
-
- private:
-  std::unique_ptr<backend> real_;
-  int runs_ = 0;
-  bool broken_ = false;
-};
-
 BOOST_AUTO_TEST_CASE(a_sticky_device_error_turns_ready_503_for_good) {
   boost::asio::io_context io;
   auto model = tiny_model();
-  model.model = std::make_unique<sticky_failure_backend>(std::move(model.model));
+  // Answers the warmup, then fails as after a sticky CUDA error.
+  model.model = sticky_error_after(std::move(model.model), 1);
   engine_options settings;
   settings.identity = model.identity;
   std::atomic<int> reports{0};
@@ -213,7 +196,7 @@ BOOST_AUTO_TEST_CASE(a_sticky_device_error_turns_ready_503_for_good) {
     BOOST_TEST(refused.retry_after == "1");
   }
   BOOST_TEST(reports.load() == 1);  // reported once, with the backend's reason
-  BOOST_TEST(reason.find("device lost") != std::string::npos, reason);
+  BOOST_TEST(reason.find("injected sticky device error") != std::string::npos, reason);
   BOOST_TEST(!engine.ready());
   guard.reset();
   server.stop_accepting();

@@ -94,8 +94,6 @@ class decision_engine {
     ready_ = false;
   }
   bool draining() const { return draining_.load(); }
-  // True for good once the backend reported a sticky device error.
-  bool failed() const { return failed_.load(); }
   // Why decisions are refused while not ready (the 503 detail): starting, draining or failed.
   std::string unavailable_detail() const;
   // The "status" of /health while not ready: "starting", "draining" or "failed".

@@ -321,10 +321,15 @@ void enqueue_segment(const forward_context& ctx, const model_config& model,
   const language_inputs inputs = upload_language_inputs(ctx, model, weights, question, part,
                                                         image_features, image_rows, cache, buffers);
   enqueue_layers_and_readout(ctx, model, weights, inputs);
-  if (part.readout)
-    check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
-                               cudaMemcpyDeviceToDevice, ctx.stream),
-               "cudaMemcpyAsync (logits)");
+  copy_letter_logits(ctx, question, inputs, logits);
+}
+
+void copy_letter_logits(const forward_context& ctx, const prepared_question& question,
+                        const language_inputs& inputs, float* logits) {
+  if (!inputs.part.readout) return;
+  check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
+                             cudaMemcpyDeviceToDevice, ctx.stream),
+             "cudaMemcpyAsync (logits)");
 }
 
 void enqueue_letter_logits(const forward_context& ctx, const model_config& model,

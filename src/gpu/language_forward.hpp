@@ -82,6 +82,10 @@ void enqueue_segment(const forward_context& ctx, const model_config& config,
                      const segment& part, const float* image_features, int64_t image_rows,
                      prompt_cache& cache, float* logits);
 
+// Copies the question's letter logits of a segment that read out to `logits` (device).
+void copy_letter_logits(const forward_context& ctx, const prepared_question& question,
+                        const language_inputs& inputs, float* logits);
+
 // The whole prompt in one eager pass with a cache of its own.
 void enqueue_letter_logits(const forward_context& ctx, const model_config& config,
                            const device_language& weights, const prepared_question& question,

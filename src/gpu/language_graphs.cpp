@@ -99,10 +99,7 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
                            cache_, logits);
   }
   check_cuda(cudaGraphLaunch(e->exec, ctx.stream), "cudaGraphLaunch");
-  if (part.readout)
-    check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
-                               cudaMemcpyDeviceToDevice, ctx.stream),
-               "cudaMemcpyAsync (logits)");
+  copy_letter_logits(ctx, question, inputs, logits);
 }
 
 }  // namespace cua_s1::gpu
