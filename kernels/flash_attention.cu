@@ -71,8 +71,9 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* head, int64_t 
   }
 }
 
+// Head size 64 stays within 128 registers: four blocks per SM.
 template <int D, int keys_per_tile>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
     flash_attention_kernel(attention_problem p, float scale_log2) {
   constexpr int stride = D + row_pad;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -143,15 +144,28 @@ __global__ void __launch_bounds__(block_threads)
       }
 
       float tile_max[2] = {-INFINITY, -INFINITY};
+      // Warp-uniform: every key of the tile exists and (causal) precedes the warp's first row.
+      const bool all_visible = key0 + keys_per_tile <= p.keys &&
+                               (!p.causal || key0 + keys_per_tile - 1 <= offset + q0 + warp * 16);
+      if (all_visible) {
 #pragma unroll
-      for (int n = 0; n < keys_per_tile / 8; ++n)
+        for (int n = 0; n < keys_per_tile / 8; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
-          const bool visible = key < p.keys && (!p.causal || key <= offset + rows[e >> 1]);
-          s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
-          tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
-        }
+          for (int e = 0; e < 4; ++e) {
+            s[n][e] *= scale_log2;
+            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
+          }
+      } else {
+#pragma unroll
+        for (int n = 0; n < keys_per_tile / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
+            const bool visible = key < p.keys && (!p.causal || key <= offset + rows[e >> 1]);
+            s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
+            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
+          }
+      }
       float base[2], alpha[2];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
@@ -206,10 +220,15 @@ __global__ void __launch_bounds__(block_threads)
   for (int d = 0; d < D / 8; ++d) {
     const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
-      if (rows[i] < p.tokens)
-        *reinterpret_cast<float2*>(p.out + rows[i] * p.ldo + column) =
-            make_float2(o[d][2 * i] * inverse[i], o[d][2 * i + 1] * inverse[i]);
+    for (int i = 0; i < 2; ++i) {
+      if (rows[i] >= p.tokens) continue;
+      const float2 value = make_float2(o[d][2 * i] * inverse[i], o[d][2 * i + 1] * inverse[i]);
+      if (p.out_bf16)
+        *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + rows[i] * p.ldo + column) =
+            __float22bfloat162_rn(value);
+      else
+        *reinterpret_cast<float2*>(p.out + rows[i] * p.ldo + column) = value;
+    }
   }
 }
 
@@ -248,8 +267,10 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
                                 " is not supported (64 or 256)");
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
     throw std::invalid_argument("flash_attention: q heads must be a multiple of kv heads");
+  if (!p.out == !p.out_bf16)
+    throw std::invalid_argument("flash_attention: give one of out and out_bf16");
   if (p.ldq % 8 || p.ldk % 8 || p.ldv % 8 || p.ldo % 2 || !aligned(p.q, 16) ||
-      !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8))
+      !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8) || !aligned(p.out_bf16, 4))
     throw std::invalid_argument("flash_attention: operands must be 16-byte aligned rows");
   if (p.head_dim == 64)
     launch<64, 64>(p, stream);

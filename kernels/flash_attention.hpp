@@ -1,6 +1,7 @@
 // Fused scaled dot-product attention (flash-attention style): scores never leave the chip, the
 // softmax is computed online in fp32, P is rounded to bf16 before P V (as the reference's fused
-// kernels do), the output is fp32. Head dimensions 64 (vision) and 256 (text).
+// kernels do), the output is fp32 or rounded once to bf16. Head dimensions 64 (vision) and 256
+// (text).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -18,6 +19,7 @@ struct attention_problem {
   const __nv_bfloat16* v = nullptr;
   int64_t ldv = 0;
   float* out = nullptr;  // fp32, head h of token t at out[t * ldo + h * head_dim]
+  __nv_bfloat16* out_bf16 = nullptr;  // instead of out: the output rounded to bf16, same layout
   int64_t ldo = 0;
   int64_t tokens = 0;   // queries
   // Keys (0: as many as queries). With more keys than queries the queries are the last

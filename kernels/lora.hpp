@@ -1,4 +1,8 @@
-// The unmerged fp32 LoRA branch of a Linear: y += scale * (x A^T) B^T, x the bf16 GEMM input.
+// The unmerged fp32 LoRA branch of a Linear, y += scale * (x A^T) B^T with x the bf16 GEMM input,
+// on tensor cores without losing fp32 accuracy: A is split once into three bf16 matrices with
+// A = A_hi + A_mid + A_lo exactly, so x A^T is three exact-product bf16 GEMMs (one cuBLASLt call
+// over [A_hi; A_mid; A_lo]) accumulated in fp32; the up projection runs on CUDA cores in fp32,
+// fused with the consumer of the Linear's output (an add, or a GELU to bf16).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,20 +12,22 @@
 
 namespace cua_s1::kernels {
 
-// The down projection is split over the input dimension into this many partial sums (each
-// block then runs a short loop; the sums are added in a fixed order, so results are
-// deterministic).
-int64_t lora_down_splits(int64_t in);
+// split[3 * rows, cols] = [A_hi; A_mid; A_lo] of a[rows, cols] (fp32): A_hi = bf16(a),
+// A_mid = bf16(a - A_hi), A_lo = bf16(a - A_hi - A_mid); their sum is a, exactly (finite a).
+void lora_split(const float* a, int64_t rows, int64_t cols, __nv_bfloat16* split,
+                cudaStream_t stream);
 
-// partial[s, m, rank] = x[m, in_s] A[rank, in_s]^T over split s of the input dimension
-// (lora_down_splits(in) splits), x bf16 (row stride ldx, widened exactly), A fp32.
-void lora_down(const __nv_bfloat16* x, int64_t m, int64_t in, int64_t ldx, const float* a,
-               int64_t rank, float* partial, cudaStream_t stream);
-
-// y[m, out] (row stride ldy) += scale * t[m, rank] B[out, rank]^T with t = the sum of the
-// `splits` partial products in split order (reduced in place into split 0), fp32.
-void lora_up_add(float* partial, int64_t splits, int64_t m, int64_t rank, const float* b,
-                 int64_t out, float scale, float* y, int64_t ldy, cudaStream_t stream);
+// What the up projection does with y + delta, delta[m, out] = scale * t[m, rank] B[out, rank]^T
+// where t = (t_hi + (t_mid + t_lo)), the three rank-wide column groups of `parts` [m, 3 * rank]
+// (row stride ldp), i.e. the product of x with the split A.
+enum class lora_epilogue {
+  add,        // y (fp32, row stride ldy) += delta
+  gelu_tanh,  // out[m, out] = bf16(gelu_tanh(y + delta)), y read only
+  gelu_erf,   // out[m, out] = bf16(gelu_erf(y + delta))
+};
+void lora_up(const float* parts, int64_t ldp, int64_t m, int64_t rank, const float* b, int64_t out,
+             float scale, lora_epilogue epilogue, float* y, int64_t ldy, __nv_bfloat16* out_bf16,
+             cudaStream_t stream);
 
 // Merges a LoRA pair into its bf16 weight in place:
 // w[o, i] = bf16(w[o, i] + scale * sum_r b[o, r] a[r, i]), the sum and the add in fp32.

@@ -24,6 +24,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
+#include "kernels/lora.hpp"
 #endif
 
 using namespace cua_s1;
@@ -126,6 +127,26 @@ std::vector<T> download(const T* device, size_t count, cudaStream_t stream) {
   gpu::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   return host;
 }
+
+gpu::device_buffer<float> to_device(const std::vector<float>& host) {
+  const cudaStream_t stream = rig().stream;
+  gpu::device_buffer<float> copy(host.size(), stream);
+  gpu::check_cuda(cudaMemcpyAsync(copy.get(), host.data(), host.size() * 4, cudaMemcpyHostToDevice,
+                                  stream),
+                  "cudaMemcpyAsync");
+  gpu::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return copy;
+}
+
+// bf16 copies of host values (exact when the values are bf16-representable).
+gpu::device_buffer<__nv_bfloat16> to_device_bf16(const std::vector<float>& host) {
+  const cudaStream_t stream = rig().stream;
+  const gpu::device_buffer<float> wide = to_device(host);
+  gpu::device_buffer<__nv_bfloat16> narrow(host.size(), stream);
+  kernels::f32_to_bf16(wide.get(), narrow.get(), int64_t(host.size()), stream);
+  gpu::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return narrow;
+}
 #endif
 
 }  // namespace
@@ -202,6 +223,94 @@ BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
   }
 }
 
+// A Linear with bias and an unmerged LoRA (the vision MLP's shape of work) against a float64
+// evaluation of the same bf16 x, W and fp32 bias, A, B: plain, accumulating onto y, and fused with
+// each GELU. With W = 0 the output is the LoRA branch alone: the tensor-core down projection over
+// A's bf16 split must keep fp32 accuracy there (A rounded to bf16 would be off by ~1e-3).
+BOOST_AUTO_TEST_CASE(linear_with_bias_and_lora_matches_float64,
+                     *utf::precondition(test::cuda_present)) {
+  const int64_t m = 37, in = 200, out = 264, rank = 16;
+  const float scale = 2.0f;
+  std::normal_distribution<float> value(0.0f, 1.0f);
+  auto random = [&](size_t count, float std, bool bf16_values) {
+    std::vector<float> v(count);
+    for (float& e : v) e = bf16_values ? bf16_round(std * value(rng())) : std * value(rng());
+    return v;
+  };
+  const std::vector<float> x = random(size_t(m * in), 1.0f, true), bias = random(size_t(out), 0.5f, false),
+                           a = random(size_t(rank * in), 0.07f, false), b = random(size_t(out * rank), 0.05f, false),
+                           start = random(size_t(m * out), 1.0f, false);
+  for (const bool zero_weight : {false, true}) {
+    BOOST_TEST_CONTEXT((zero_weight ? "W = 0, bias = 0 (the LoRA branch alone)" : "random W")) {
+      std::vector<float> w = random(size_t(out * in), 1.0f / std::sqrt(float(in)), true);
+      std::vector<float> used_bias = bias;
+      if (zero_weight) std::fill(w.begin(), w.end(), 0.0f), std::fill(used_bias.begin(), used_bias.end(), 0.0f);
+      std::vector<double> expected(size_t(m * out));
+      for (int64_t i = 0; i < m; ++i) {
+        double t[rank] = {};
+        for (int64_t r = 0; r < rank; ++r)
+          for (int64_t k = 0; k < in; ++k) t[r] += double(x[i * in + k]) * a[r * in + k];
+        for (int64_t o = 0; o < out; ++o) {
+          double sum = used_bias[o];
+          for (int64_t k = 0; k < in; ++k) sum += double(x[i * in + k]) * w[o * in + k];
+          for (int64_t r = 0; r < rank; ++r) sum += scale * t[r] * b[o * rank + r];
+          expected[i * out + o] = sum;
+        }
+      }
+      const cudaStream_t stream = rig().stream;
+      const auto dx = to_device_bf16(x), dw = to_device_bf16(w);
+      const auto dbias = to_device(used_bias), da = to_device(a), db = to_device(b);
+      gpu::device_buffer<__nv_bfloat16> split(size_t(3 * rank * in), stream);
+      kernels::lora_split(da.get(), rank, in, split.get(), stream);
+      gpu::device_linear layer;
+      layer.weight = dw.get();
+      layer.out = out;
+      layer.in = in;
+      layer.bias = dbias.get();
+      layer.lora = {da.get(), split.get(), db.get(), rank, scale};
+      const gpu::forward_context ctx = rig().context();
+
+      auto relative_error = [&](const std::vector<float>& ours, auto reference) {
+        double worst = 0, largest = 0;
+        for (size_t i = 0; i < ours.size(); ++i) {
+          const double e = reference(i);
+          worst = std::max(worst, std::abs(ours[i] - e));
+          largest = std::max(largest, std::abs(e));
+        }
+        return worst / largest;
+      };
+      gpu::device_buffer<float> y(size_t(m * out), stream);
+      ctx.linear(layer, dx.get(), m, y.get(), out, false);
+      const double plain = relative_error(download(y.get(), y.size(), stream),
+                                          [&](size_t i) { return expected[i]; });
+      const auto dstart = to_device(start);
+      ctx.linear(layer, dx.get(), m, dstart.get(), out, true);
+      const double accumulated = relative_error(download(dstart.get(), dstart.size(), stream),
+                                                [&](size_t i) { return start[i] + expected[i]; });
+      double gelu_error[2] = {};
+      for (const bool tanh_form : {true, false}) {
+        gpu::device_buffer<__nv_bfloat16> activated(size_t(m * out), stream);
+        ctx.linear_gelu(layer, dx.get(), m, activated.get(), tanh_form);
+        std::vector<float> wide;
+        for (const __nv_bfloat16 v : download(activated.get(), activated.size(), stream))
+          wide.push_back(__bfloat162float(v));
+        gelu_error[tanh_form] = relative_error(wide, [&](size_t i) {
+          const double v = expected[i];
+          return tanh_form ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                           : 0.5 * v * (1 + std::erf(v * 0.7071067811865476));
+        });
+      }
+      BOOST_TEST_MESSAGE((zero_weight ? "LoRA alone" : "Linear + LoRA")
+                         << ": relative error " << plain << ", accumulated " << accumulated
+                         << ", tanh-GELU " << gelu_error[1] << ", erf-GELU " << gelu_error[0]);
+      BOOST_TEST(plain <= 1e-5);
+      BOOST_TEST(accumulated <= 1e-5);
+      BOOST_TEST(gelu_error[1] <= 8e-3);  // one bf16 rounding of the output
+      BOOST_TEST(gelu_error[0] <= 8e-3);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
                      *utf::precondition(test::cuda_present)) {
   struct shape {
@@ -231,19 +340,10 @@ BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
                                   kv_width, expected.data(), q_width);
 
       const cudaStream_t stream = rig().stream;
-      auto to_device_bf16 = [&](const std::vector<float>& host) {
-        gpu::device_buffer<float> wide(host.size(), stream);
-        gpu::check_cuda(cudaMemcpyAsync(wide.get(), host.data(), host.size() * 4,
-                                        cudaMemcpyHostToDevice, stream), "copy");
-        gpu::device_buffer<__nv_bfloat16> narrow(host.size(), stream);
-        kernels::f32_to_bf16(wide.get(), narrow.get(), int64_t(host.size()), stream);
-        gpu::check_cuda(cudaStreamSynchronize(stream), "sync");
-        return narrow;
-      };
       auto dq = to_device_bf16(q), dk = to_device_bf16(k), dv = to_device_bf16(v);
       gpu::device_buffer<float> out(expected.size(), stream);
       kernels::attention_problem problem{dq.get(), q_width, dk.get(), kv_width, dv.get(),
-                                         kv_width, out.get(), q_width, s.tokens, s.keys,
+                                         kv_width, out.get(), nullptr, q_width, s.tokens, s.keys,
                                          s.heads, s.kv_heads, s.dim,
                                          1.0f / std::sqrt(float(s.dim)), s.causal};
       kernels::flash_attention(problem, stream);
@@ -256,6 +356,17 @@ BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
       const double relative = std::sqrt(diff / std::max(norm, 1e-30));
       BOOST_TEST_MESSAGE("relative error " << relative);
       BOOST_TEST(relative <= 5e-3);  // P is rounded to bf16 before P V
+
+      // The bf16 output is the fp32 output rounded once.
+      gpu::device_buffer<__nv_bfloat16> narrow(expected.size(), stream);
+      problem.out = nullptr;
+      problem.out_bf16 = narrow.get();
+      kernels::flash_attention(problem, stream);
+      size_t mismatches = 0;
+      const std::vector<__nv_bfloat16> rounded = download(narrow.get(), expected.size(), stream);
+      for (size_t i = 0; i < ours.size(); ++i)
+        mismatches += __bfloat162float(rounded[i]) != bf16_round(ours[i]);
+      BOOST_TEST(mismatches == 0u);
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
@@ -69,6 +70,11 @@ class arena_plan {
     return reinterpret_cast<const float*>(offset + 1);
   }
 
+  // Room for a [3 * rows, cols] bf16 split of a LoRA A, filled on the device after the copies.
+  const bf16* split(int64_t rows, int64_t cols) {
+    return reinterpret_cast<const bf16*>(reserve(size_t(3 * rows * cols) * 2) + 1);
+  }
+
   size_t bytes() const { return next_; }
 
   void fill(char* base) {
@@ -95,7 +101,8 @@ void relocate(T*& pointer, char* base) {
   if (pointer) pointer = reinterpret_cast<T*>(base + (reinterpret_cast<uintptr_t>(pointer) - 1));
 }
 
-device_linear place_linear(arena_plan& plan, const linear_weights& layer) {
+// `split`: also reserve A's bf16 split (the layer will run its LoRA branch unmerged).
+device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool split = true) {
   device_linear out;
   out.weight = plan.matrix(layer.weight);
   out.out = layer.weight.shape.at(0);
@@ -106,6 +113,7 @@ device_linear place_linear(arena_plan& plan, const linear_weights& layer) {
     out.lora.b = plan.floats(layer.lora->b);
     out.lora.rank = layer.lora->a.shape.at(0);
     out.lora.scale = layer.lora->scale;
+    if (split) out.lora.a_split = plan.split(out.lora.rank, out.in);
   }
   return out;
 }
@@ -121,7 +129,16 @@ void relocate(device_linear& layer, char* base) {
   relocate(layer.weight, base);
   relocate(layer.bias, base);
   relocate(layer.lora.a, base);
+  relocate(layer.lora.a_split, base);
   relocate(layer.lora.b, base);
+}
+
+// Every Linear of a decoder layer (those of the unused mixer are empty).
+std::array<device_linear*, 12> language_linears(device_layer& d) {
+  return {&d.attention.q_proj, &d.attention.k_proj, &d.attention.v_proj, &d.attention.o_proj,
+          &d.gate_proj,        &d.up_proj,          &d.down_proj,        &d.deltanet.in_proj_qkv,
+          &d.deltanet.in_proj_z, &d.deltanet.in_proj_b, &d.deltanet.in_proj_a,
+          &d.deltanet.out_proj};
 }
 
 void relocate(device_norm& norm, char* base) {
@@ -151,6 +168,7 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
   vision.merger_fc2 = place_linear(plan, v.merger_fc2);
 
   const language_weights& l = weights.language;
+  const bool split = !merge_language_lora;  // merged layers need no split
   language.embed_tokens = plan.matrix(l.embed_tokens);
   language.vocab = l.embed_tokens.shape.at(0);
   for (const decoder_layer_weights& layer : l.layers) {
@@ -159,11 +177,11 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     d.post_attention_norm = place_norm(plan, layer.post_attention_layernorm);
     if (layer.linear_attn) {
       const gated_deltanet_weights& g = *layer.linear_attn;
-      d.deltanet.in_proj_qkv = place_linear(plan, g.in_proj_qkv);
-      d.deltanet.in_proj_z = place_linear(plan, g.in_proj_z);
-      d.deltanet.in_proj_b = place_linear(plan, g.in_proj_b);
-      d.deltanet.in_proj_a = place_linear(plan, g.in_proj_a);
-      d.deltanet.out_proj = place_linear(plan, g.out_proj);
+      d.deltanet.in_proj_qkv = place_linear(plan, g.in_proj_qkv, split);
+      d.deltanet.in_proj_z = place_linear(plan, g.in_proj_z, split);
+      d.deltanet.in_proj_b = place_linear(plan, g.in_proj_b, split);
+      d.deltanet.in_proj_a = place_linear(plan, g.in_proj_a, split);
+      d.deltanet.out_proj = place_linear(plan, g.out_proj, split);
       d.deltanet.conv1d = plan.floats(g.conv1d);
       d.deltanet.a_log = plan.floats(g.a_log);
       d.deltanet.dt_bias = plan.floats(g.dt_bias);
@@ -171,18 +189,18 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     } else if (layer.self_attn) {
       const gated_attention_weights& a = *layer.self_attn;
       d.full_attention = true;
-      d.attention.q_proj = place_linear(plan, a.q_proj);
-      d.attention.k_proj = place_linear(plan, a.k_proj);
-      d.attention.v_proj = place_linear(plan, a.v_proj);
-      d.attention.o_proj = place_linear(plan, a.o_proj);
+      d.attention.q_proj = place_linear(plan, a.q_proj, split);
+      d.attention.k_proj = place_linear(plan, a.k_proj, split);
+      d.attention.v_proj = place_linear(plan, a.v_proj, split);
+      d.attention.o_proj = place_linear(plan, a.o_proj, split);
       d.attention.q_norm = plan.floats(a.q_norm);
       d.attention.k_norm = plan.floats(a.k_norm);
     } else {
       throw std::invalid_argument("device_weights: a decoder layer has no token mixer");
     }
-    d.gate_proj = place_linear(plan, layer.gate_proj);
-    d.up_proj = place_linear(plan, layer.up_proj);
-    d.down_proj = place_linear(plan, layer.down_proj);
+    d.gate_proj = place_linear(plan, layer.gate_proj, split);
+    d.up_proj = place_linear(plan, layer.up_proj, split);
+    d.down_proj = place_linear(plan, layer.down_proj, split);
     language.layers.push_back(d);
   }
   language.final_norm = place_norm(plan, l.final_norm);
@@ -214,11 +232,7 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
   for (device_layer& d : language.layers) {
     relocate(d.input_norm, base);
     relocate(d.post_attention_norm, base);
-    for (device_linear* linear :
-         {&d.deltanet.in_proj_qkv, &d.deltanet.in_proj_z, &d.deltanet.in_proj_b,
-          &d.deltanet.in_proj_a, &d.deltanet.out_proj, &d.attention.q_proj, &d.attention.k_proj,
-          &d.attention.v_proj, &d.attention.o_proj, &d.gate_proj, &d.up_proj, &d.down_proj})
-      relocate(*linear, base);
+    for (device_linear* linear : language_linears(d)) relocate(*linear, base);
     relocate(d.deltanet.conv1d, base);
     relocate(d.deltanet.a_log, base);
     relocate(d.deltanet.dt_bias, base);
@@ -227,15 +241,29 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     relocate(d.attention.k_norm, base);
   }
   relocate(language.final_norm, base);
+  split_lora_a();
   if (merge_language_lora) merge_language_adapters();
+}
+
+void device_weights::split_lora_a() {
+  auto split = [](const device_linear& linear) {
+    if (linear.lora.a_split)
+      kernels::lora_split(linear.lora.a, linear.lora.rank, linear.in,
+                          const_cast<bf16*>(linear.lora.a_split), nullptr);
+  };
+  for (const device_vision_block& b : vision.blocks)
+    for (const device_linear* linear : {&b.qkv, &b.proj, &b.fc1, &b.fc2}) split(*linear);
+  for (const device_linear* linear :
+       {&vision.patch_embed, &vision.merger_fc1, &vision.merger_fc2})
+    split(*linear);
+  for (device_layer& d : language.layers)
+    for (const device_linear* linear : language_linears(d)) split(*linear);
+  check_cuda(cudaDeviceSynchronize(), "splitting the LoRA A matrices");
 }
 
 void device_weights::merge_language_adapters() {
   for (device_layer& d : language.layers)
-    for (device_linear* linear :
-         {&d.attention.q_proj, &d.attention.k_proj, &d.attention.v_proj, &d.attention.o_proj,
-          &d.gate_proj, &d.up_proj, &d.down_proj, &d.deltanet.in_proj_qkv, &d.deltanet.in_proj_z,
-          &d.deltanet.in_proj_b, &d.deltanet.in_proj_a, &d.deltanet.out_proj}) {
+    for (device_linear* linear : language_linears(d)) {
       if (!linear->lora.rank) continue;
       kernels::lora_merge(const_cast<bf16*>(linear->weight), linear->out, linear->in,
                           linear->lora.a, linear->lora.b, linear->lora.rank, linear->lora.scale,

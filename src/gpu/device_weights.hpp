@@ -1,5 +1,6 @@
 // The model's weights in device memory: bf16 matrices as stored, small tensors (norms, biases,
-// gates, conv taps) and the LoRA pairs in fp32. One allocation holds them all.
+// gates, conv taps) and the LoRA pairs in fp32 (plus A's exact bf16 split for the unmerged
+// branch). One allocation holds them all.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,8 +16,9 @@ namespace cua_s1::gpu {
 using bf16 = __nv_bfloat16;
 
 struct device_lora {
-  const float* a = nullptr;  // [rank, in]
-  const float* b = nullptr;  // [out, rank]
+  const float* a = nullptr;        // [rank, in]
+  const bf16* a_split = nullptr;   // [3 * rank, in]: A = A_hi + A_mid + A_lo (kernels/lora.hpp)
+  const float* b = nullptr;        // [out, rank]
   int64_t rank = 0;
   float scale = 0;
 };
@@ -92,6 +94,7 @@ class device_weights {
 
  private:
   void merge_language_adapters();
+  void split_lora_a();
 
   void* arena_ = nullptr;
   size_t bytes_ = 0;

@@ -1,25 +1,51 @@
-// Linear = one cuBLASLt product + bias kernel + the two LoRA kernels; stage reports.
+// Linear = one cuBLASLt product with the bias in its epilogue, plus the LoRA branch (down
+// projection as a GEMM over A's bf16 split, up projection fused with the output's consumer);
+// stage reports.
 #include "gpu/forward_context.hpp"
 
 #include <vector>
 
-#include "gpu/device_buffer.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/lora.hpp"
 
 namespace cua_s1::gpu {
 
+device_buffer<float> forward_context::lora_parts(const device_linear& layer, const bf16* x,
+                                                 int64_t m) const {
+  const int64_t width = 3 * layer.lora.rank;
+  device_buffer<float> parts(size_t(m * width), stream);
+  gemm->linear(x, m, layer.in, layer.in, layer.lora.a_split, width, parts.get(), width, false,
+               stream);
+  return parts;
+}
+
 void forward_context::linear(const device_linear& layer, const bf16* x, int64_t m, float* y,
                              int64_t ldy, bool accumulate) const {
-  gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y, ldy, accumulate, stream);
-  if (layer.bias) kernels::add_bias(y, m, layer.out, ldy, layer.bias, stream);
-  if (layer.lora.rank) {
-    const int64_t splits = kernels::lora_down_splits(layer.in);
-    device_buffer<float> partial(size_t(splits * m * layer.lora.rank), stream);
-    kernels::lora_down(x, m, layer.in, layer.in, layer.lora.a, layer.lora.rank, partial.get(), stream);
-    kernels::lora_up_add(partial.get(), splits, m, layer.lora.rank, layer.lora.b, layer.out,
-                         layer.lora.scale, y, ldy, stream);
+  gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y, ldy, accumulate, stream,
+               layer.bias);
+  if (!layer.lora.rank) return;
+  const device_buffer<float> parts = lora_parts(layer, x, m);
+  kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
+                   layer.lora.scale, kernels::lora_epilogue::add, y, ldy, nullptr, stream);
+}
+
+void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
+                                  bool tanh_approximation) const {
+  device_buffer<float> y(size_t(m * layer.out), stream);
+  gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y.get(), layer.out, false,
+               stream, layer.bias);
+  if (!layer.lora.rank) {
+    kernels::gelu_to_bf16(y.get(), out, m * layer.out,
+                          tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf,
+                          stream);
+    return;
   }
+  const device_buffer<float> parts = lora_parts(layer, x, m);
+  kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
+                   layer.lora.scale,
+                   tanh_approximation ? kernels::lora_epilogue::gelu_tanh
+                                      : kernels::lora_epilogue::gelu_erf,
+                   y.get(), layer.out, out, stream);
 }
 
 void forward_context::report(const std::string& stage, const float* device_data, int64_t rows,

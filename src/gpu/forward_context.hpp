@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/lt_gemm.hpp"
@@ -34,11 +35,20 @@ struct forward_context {
   void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
               bool accumulate) const;
 
+  // out[m, out] = bf16(GELU(x W^T + bias + LoRA)): the fp32 sum is read once by the LoRA up
+  // projection, which applies the GELU (vision MLP and merger fc1).
+  void linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
+                   bool tanh_approximation) const;
+
   bool probing() const { return probe && *probe; }
 
   // Copies [rows, cols] fp32 from the device (synchronising the stream) and reports it.
   void report(const std::string& stage, const float* device_data, int64_t rows,
               int64_t cols) const;
+
+ private:
+  // [m, 3 * rank] = x [A_hi; A_mid; A_lo]^T, the LoRA down projection on tensor cores.
+  device_buffer<float> lora_parts(const device_linear& layer, const bf16* x, int64_t m) const;
 };
 
 }  // namespace cua_s1::gpu

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "kernels/elementwise.hpp"
 
 namespace cua_s1::gpu {
 namespace {
@@ -32,6 +33,7 @@ struct lt_gemm::plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  bool bias_epilogue = false;  // the algorithm adds the bias (set per call: the pointer)
   ~plan() {
     if (out) cublasLtMatrixLayoutDestroy(out);
     if (second) cublasLtMatrixLayoutDestroy(second);
@@ -57,7 +59,8 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   const int align_c = alignment_of(call.c, (call.ldc | call.stride_c) * 4);
   const key id{call.m,        call.n,        call.k,        call.lda,     call.ldb,
                call.ldc,      call.b_transposed, call.batch, call.stride_a, call.stride_b,
-               call.stride_c, align_a,       align_b,       align_c,      call.beta != 0.0f};
+               call.stride_c, align_a,       align_b,       align_c,      call.beta != 0.0f,
+               call.bias != nullptr};
   auto found = plans_.find(id);
   if (found != plans_.end()) return *found->second;
 
@@ -100,12 +103,30 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, uint32_t(align_a), "alignment preference (A)");
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, uint32_t(align_c), "alignment preference (C)");
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(align_c), "alignment preference (D)");
+  auto heuristic = [&](cublasLtMatmulHeuristicResult_t& result) {
+    int found_count = 0;
+    check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->first, p->second, p->out,
+                                                p->out, preference, 1, &result, &found_count),
+                 "cublasLtMatmulAlgoGetHeuristic");
+    return found_count > 0;
+  };
   cublasLtMatmulHeuristicResult_t result{};
-  int found_count = 0;
-  check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->first, p->second, p->out, p->out,
-                                              preference, 1, &result, &found_count),
-               "cublasLtMatmulAlgoGetHeuristic");
-  if (found_count == 0)
+  bool have_algorithm = false;
+  if (call.bias) {  // the bias vector runs along C's rows here: n values, fp32 like C
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                sizeof epilogue),
+                 "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    have_algorithm = p->bias_epilogue = heuristic(result);
+    if (!have_algorithm) {
+      const cublasLtEpilogue_t plain = CUBLASLT_EPILOGUE_DEFAULT;
+      check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &plain,
+                                                  sizeof plain),
+                   "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    }
+  }
+  if (!have_algorithm) have_algorithm = heuristic(result);
+  if (!have_algorithm)
     throw cuda_error("cuBLASLt: no algorithm for a " + std::to_string(call.m) + "x" +
                          std::to_string(call.n) + "x" + std::to_string(call.k) + " product",
                      false);
@@ -113,19 +134,24 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   return *plans_.emplace(id, std::move(p)).first->second;
 }
 
-void lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
-  if (call.m == 0 || call.n == 0) return;
+bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
+  if (call.m == 0 || call.n == 0) return true;
   const plan& p = plan_for(call);
+  if (p.bias_epilogue)
+    check_cublas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &call.bias, sizeof call.bias),
+                 "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   // C^T[n, m] = op(B)^T[n, k] A^T[k, m] in column-major terms.
   check_cublas(cublasLtMatmul(handle_, p.desc, &call.alpha, call.b, p.first, call.a, p.second,
                               &call.beta, call.c, p.out, call.c, p.out, &p.algo, workspace_,
                               workspace_bytes_, stream),
                "cublasLtMatmul");
+  return p.bias_epilogue || !call.bias;
 }
 
 void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
                      const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, const float* bias) {
   gemm_call call;
   call.m = m;
   call.n = n;
@@ -138,7 +164,8 @@ void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
   call.c = y;
   call.ldc = ldy;
   call.beta = accumulate ? 1.0f : 0.0f;
-  run(call, stream);
+  call.bias = bias;
+  if (!run(call, stream)) kernels::add_bias(y, m, n, ldy, bias, stream);
 }
 
 }  // namespace cua_s1::gpu

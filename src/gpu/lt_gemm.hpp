@@ -1,5 +1,6 @@
-// Row-major bf16 x bf16 -> fp32 matrix products through cuBLASLt (fp32 accumulation, no TF32),
-// with a cache of one heuristic algorithm per shape, so a shape always runs the same algorithm.
+// Row-major bf16 x bf16 -> fp32 matrix products through cuBLASLt (fp32 accumulation, no TF32,
+// optional fp32 bias in the epilogue), with a cache of one heuristic algorithm per shape, so a
+// shape always runs the same algorithm.
 #pragma once
 
 #include <cublasLt.h>
@@ -26,6 +27,8 @@ struct gemm_call {
   float* c = nullptr;
   int64_t ldc = 0;
   float alpha = 1.0f, beta = 0.0f;
+  // C[i, j] += bias[j] in the epilogue, after the product and beta C (fp32, n values).
+  const float* bias = nullptr;
   int32_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
@@ -37,19 +40,22 @@ class lt_gemm {
   lt_gemm(const lt_gemm&) = delete;
   lt_gemm& operator=(const lt_gemm&) = delete;
 
-  void run(const gemm_call& call, cudaStream_t stream);
+  // Returns false when call.bias was given but no algorithm takes a bias epilogue for this
+  // shape: the product ran without it and the caller adds the bias.
+  [[nodiscard]] bool run(const gemm_call& call, cudaStream_t stream);
 
-  // Shorthand for a Linear layer: y[m, n] (ldy) (+)= x[m, k] (ldx) W[n, k]^T.
+  // Shorthand for a Linear layer: y[m, n] (ldy) (+)= x[m, k] (ldx) W[n, k]^T (+ bias), the
+  // bias added here or by a separate kernel when the epilogue cannot take it.
   void linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
               const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
-              cudaStream_t stream);
+              cudaStream_t stream, const float* bias = nullptr);
 
   size_t plans() const { return plans_.size(); }
 
  private:
   struct plan;
   using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
-                         int64_t, int64_t, int64_t, int, int, int, bool>;
+                         int64_t, int64_t, int64_t, int, int, int, bool, bool>;
   const plan& plan_for(const gemm_call& call);
 
   cublasLtHandle_t handle_ = nullptr;

@@ -54,28 +54,24 @@ void run_block(const forward_context& ctx, const vision_config& config,
     device_buffer<bf16> qkv_rotated(size_t(n * 3 * hidden), s);
     kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), geometry.cos.get(),
                                    geometry.sin.get(), qkv_rotated.get(), s);
-    device_buffer<float> attended(size_t(n * hidden), s);
     kernels::attention_problem problem;
     problem.q = qkv_rotated.get();
     problem.k = qkv_rotated.get() + hidden;
     problem.v = qkv_rotated.get() + 2 * hidden;
     problem.ldq = problem.ldk = problem.ldv = 3 * hidden;
-    problem.out = attended.get();
+    problem.out_bf16 = normed.get();  // the attention output, rounded for the proj GEMM
     problem.ldo = hidden;
     problem.tokens = n;
     problem.q_heads = problem.kv_heads = config.num_heads;
     problem.head_dim = config.head_dim();
     problem.scale = 1.0f / std::sqrt(float(config.head_dim()));
     kernels::flash_attention(problem, s);
-    kernels::f32_to_bf16(attended.get(), normed.get(), n * hidden, s);
     ctx.linear(block.proj, normed.get(), n, x, hidden, true);
   }
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm2.weight, block.norm2.bias, layer_norm_eps,
                               normed.get(), s);
-  device_buffer<float> up(size_t(n * inner), s);
-  ctx.linear(block.fc1, normed.get(), n, up.get(), inner, false);
   device_buffer<bf16> activated(size_t(n * inner), s);
-  kernels::gelu_to_bf16(up.get(), activated.get(), n * inner, kernels::gelu_kind::tanh, s);
+  ctx.linear_gelu(block.fc1, normed.get(), n, activated.get(), true);
   ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
 }
 
@@ -114,10 +110,8 @@ device_buffer<float> encode_image(const forward_context& ctx, const vision_confi
   kernels::layer_norm_to_bf16(x.get(), n, hidden, weights.merger_norm.weight,
                               weights.merger_norm.bias, layer_norm_eps, normed.get(), s);
   const int64_t tokens = n / merge_area, inner = weights.merger_fc1.out;
-  device_buffer<float> up(size_t(tokens * inner), s);
-  ctx.linear(weights.merger_fc1, normed.get(), tokens, up.get(), inner, false);
   device_buffer<bf16> activated(size_t(tokens * inner), s);
-  kernels::gelu_to_bf16(up.get(), activated.get(), tokens * inner, kernels::gelu_kind::erf, s);
+  ctx.linear_gelu(weights.merger_fc1, normed.get(), tokens, activated.get(), false);
   device_buffer<float> features(size_t(tokens * config.out_hidden_size), s);
   ctx.linear(weights.merger_fc2, activated.get(), tokens, features.get(), config.out_hidden_size,
              false);
