@@ -202,22 +202,84 @@ __device__ __forceinline__ void tile_product(const float* x, const float* y, int
   }
 }
 
-// Rows of a [rows][128] source (row stride ld) into x, scaled per row; rows past `valid` are 0.
-template <class Scale>
-__device__ __forceinline__ void load_rows(float* x, const float* source, int64_t ld, int valid,
-                                          Scale scale) {
-  for (int e = int(threadIdx.x); e < chunk * head_dim / 4; e += block_threads) {
-    const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (r < valid) {
-      v = load4(source + r * ld + d);
-      const float f = scale(r);
-      v.x *= f, v.y *= f, v.z *= f, v.w *= f;
-    }
-    *reinterpret_cast<float4*>(x + r * row_stride + d) = v;
-  }
-}
+// One thread's share of a [64][128] fp32 tile: global loads issued ahead of use into registers
+// (a warp reads whole 512-byte rows), stored to shared memory scaled per row when needed.
+struct tile_fetch {
+  static constexpr int count = chunk * head_dim / 4 / block_threads;
+  float4 v[count];
 
+  // Rows past `valid` are 0.
+  __device__ __forceinline__ void fetch(const float* source, int64_t ld, int valid) {
+#pragma unroll
+    for (int i = 0; i < count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
+      v[i] = r < valid ? load4(source + r * ld + d) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
+
+  template <class Scale>
+  __device__ __forceinline__ void store(float* x, Scale scale) const {
+#pragma unroll
+    for (int i = 0; i < count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
+      const float f = scale(r);
+      *reinterpret_cast<float4*>(x + r * row_stride + d) =
+          make_float4(v[i].x * f, v[i].y * f, v[i].z * f, v[i].w * f);
+    }
+  }
+};
+
+// What the prepare kernel left for one chunk and this block's columns: Wc, the Uc slice, P and
+// Gamma, fetched into registers while the previous chunk is still being computed.
+struct chunk_fetch {
+  static constexpr int uc_count = chunk * state_columns / 2 / block_threads;
+  static constexpr int p_count = chunk * chunk / 4 / block_threads;
+  tile_fetch wc;
+  float2 uc[uc_count];
+  float4 p[p_count];
+  float gamma;
+
+  __device__ __forceinline__ void fetch(const chunk_scratch& in, int64_t chunks, int h, int64_t c,
+                                        int column0) {
+    const int64_t first_row = int64_t(h) * chunks * chunk + c * chunk;
+    wc.fetch(in.wc + first_row * head_dim, head_dim, chunk);
+#pragma unroll
+    for (int i = 0; i < uc_count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      const int r = e / (state_columns / 2), c2 = (e % (state_columns / 2)) * 2;
+      uc[i] = load2(in.uc + (first_row + r) * head_dim + column0 + c2);
+    }
+    const float* source = in.p + (int64_t(h) * chunks + c) * chunk * chunk;
+#pragma unroll
+    for (int i = 0; i < p_count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      p[i] = load4(source + (e / (chunk / 4)) * chunk + (e % (chunk / 4)) * 4);
+    }
+    gamma = threadIdx.x < chunk ? in.gamma[first_row + threadIdx.x] : 0.0f;
+  }
+
+  __device__ __forceinline__ void store(float* x_s, float* v_s, float* p_s, float* gamma_s) const {
+    wc.store(x_s, [](int) { return 1.0f; });
+#pragma unroll
+    for (int i = 0; i < uc_count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      const int r = e / (state_columns / 2), c2 = (e % (state_columns / 2)) * 2;
+      *reinterpret_cast<float2*>(v_s + r * state_columns + c2) = uc[i];
+    }
+#pragma unroll
+    for (int i = 0; i < p_count; ++i) {
+      const int e = int(threadIdx.x) + i * block_threads;
+      *reinterpret_cast<float4*>(p_s + (e / (chunk / 4)) * p_stride + (e % (chunk / 4)) * 4) = p[i];
+    }
+    if (threadIdx.x < chunk) gamma_s[threadIdx.x] = gamma;
+  }
+};
+
+// Each chunk's global inputs are fetched into registers one phase before they are needed (Wc,
+// Uc, P, Gamma during the previous chunk's state update, q during Vnew, k during O), so the
+// serial walk over the chunks does not wait on memory latency.
 __global__ void __launch_bounds__(block_threads)
     state_kernel(delta_rule_args a, int64_t chunks, chunk_scratch in) {
   extern __shared__ __align__(16) float shared[];
@@ -233,28 +295,20 @@ __global__ void __launch_bounds__(block_threads)
   const int group = tid / 16;      // rows 4 group .. (Vnew, O) and 8 group .. (S)
   const int64_t kh = h / (a.value_heads / a.key_heads);
   const int64_t state_column0 = int64_t(h) * head_dim + column0;
+  chunk_fetch next;
+  next.fetch(in, chunks, h, 0, column0);
   for (int e = tid; e < head_dim * state_columns; e += block_threads) {
     const int r = e / state_columns, c = e % state_columns;
     s_s[e] = a.state_in ? a.state_in[(state_column0 + c) * head_dim + r] : 0.0f;
   }
   const int64_t out_ld = a.value_heads * head_dim;
+  tile_fetch rows_fetch;  // q, then k of the current chunk
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t t0 = c * chunk;
     const int rows = int(min(int64_t(chunk), a.tokens - t0));
-    const int64_t first_row = int64_t(h) * chunks * chunk + t0;
     __syncthreads();  // the previous chunk is done with every buffer
-    load_rows(x_s, in.wc + first_row * head_dim, head_dim, chunk, [](int) { return 1.0f; });
-    for (int e = tid; e < chunk * state_columns / 2; e += block_threads) {
-      const int r = e / (state_columns / 2), c2 = (e % (state_columns / 2)) * 2;
-      *reinterpret_cast<float2*>(v_s + r * state_columns + c2) =
-          load2(in.uc + (first_row + r) * head_dim + column0 + c2);
-    }
-    const float* p = in.p + (int64_t(h) * chunks + c) * chunk * chunk;
-    for (int e = tid; e < chunk * chunk / 4; e += block_threads) {
-      const int r = e / (chunk / 4), m = (e % (chunk / 4)) * 4;
-      *reinterpret_cast<float4*>(p_s + r * p_stride + m) = load4(p + r * chunk + m);
-    }
-    if (tid < chunk) gamma_s[tid] = in.gamma[first_row + tid];
+    next.store(x_s, v_s, p_s, gamma_s);
+    rows_fetch.fetch(a.qkv + t0 * a.ld + a.q_offset + kh * head_dim, a.ld, rows);
     __syncthreads();
 
     float vnew[4][2];  // Vnew = Uc - Wc S
@@ -273,8 +327,8 @@ __global__ void __launch_bounds__(block_threads)
     for (int r = 0; r < 4; ++r)
       *reinterpret_cast<float2*>(v_s + (4 * group + r) * state_columns + col) =
           make_float2(vnew[r][0], vnew[r][1]);
-    load_rows(x_s, a.qkv + t0 * a.ld + a.q_offset + kh * head_dim, a.ld, rows,
-              [&](int r) { return expf(gamma_s[r]); });
+    rows_fetch.store(x_s, [&](int r) { return expf(gamma_s[r]); });
+    rows_fetch.fetch(a.qkv + t0 * a.ld + a.k_offset + kh * head_dim, a.ld, rows);
     __syncthreads();
 
     {  // O = (e^G q) S + P Vnew
@@ -291,8 +345,8 @@ __global__ void __launch_bounds__(block_threads)
     }
     __syncthreads();
     const float last = gamma_s[chunk - 1];
-    load_rows(x_s, a.qkv + t0 * a.ld + a.k_offset + kh * head_dim, a.ld, rows,
-              [&](int r) { return expf(last - gamma_s[r]); });
+    rows_fetch.store(x_s, [&](int r) { return expf(last - gamma_s[r]); });
+    if (c + 1 < chunks) next.fetch(in, chunks, h, c + 1, column0);
     __syncthreads();
     {  // S <- e^G63 S + (e^(G63 - G) k)^T Vnew, rows 8 group .. + 7
       const float decay = expf(last);
