@@ -1,4 +1,7 @@
-// Elementwise kernels: one thread per value, fp32 math, bf16 rounding only where a GEMM reads.
+// Elementwise kernels: fp32 math, bf16 rounding only where a GEMM reads; four values per thread
+// where the operands allow float4 loads.
+#include <initializer_list>
+
 #include "kernels/common.cuh"
 #include "kernels/elementwise.hpp"
 
@@ -7,74 +10,128 @@ namespace {
 
 constexpr unsigned threads = 256;
 
-__global__ void f32_to_bf16_kernel(const float* in, bf16* out, int64_t n) {
+// Applies op to n values, four per thread from float4 loads when every operand is aligned for it
+// (the usual case: whole buffers), else one per thread.
+template <class Op>
+__global__ void map_kernel(int64_t n, bool vectorized, Op op) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = to_bf16(in[i]);
+  if (!vectorized) {
+    if (i < n) op.one(i);
+    return;
+  }
+  if (4 * i + 3 < n)
+    op.four(4 * i);
+  else
+    for (int64_t j = 4 * i; j < n; ++j) op.one(j);
 }
 
-__global__ void add_bias_kernel(float* y, int64_t rows, int64_t cols, int64_t ldy,
-                                const float* bias) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * cols) return;
-  const int64_t r = i / cols, c = i % cols;
-  y[r * ldy + c] += bias[c];
+__device__ __forceinline__ void store4(bf16* out, int64_t i, float a, float b, float c, float d) {
+  __nv_bfloat162 pair[2] = {__floats2bfloat162_rn(a, b), __floats2bfloat162_rn(c, d)};
+  *reinterpret_cast<uint2*>(out + i) = *reinterpret_cast<const uint2*>(pair);
+}
+__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+
+struct to_bf16_op {
+  const float* in;
+  bf16* out;
+  __device__ void one(int64_t i) const { out[i] = to_bf16(in[i]); }
+  __device__ void four(int64_t i) const {
+    const float4 v = load4(in + i);
+    store4(out, i, v.x, v.y, v.z, v.w);
+  }
+};
+
+template <bool erf_form>
+struct gelu_op {
+  const float* in;
+  bf16* out;
+  __device__ static float f(float x) { return erf_form ? gelu_erf_f(x) : gelu_tanh_f(x); }
+  __device__ void one(int64_t i) const { out[i] = to_bf16(f(in[i])); }
+  __device__ void four(int64_t i) const {
+    const float4 v = load4(in + i);
+    store4(out, i, f(v.x), f(v.y), f(v.z), f(v.w));
+  }
+};
+
+struct silu_mul_op {
+  const float* gate;
+  const float* up;
+  bf16* out;
+  __device__ void one(int64_t i) const { out[i] = to_bf16(silu_f(gate[i]) * up[i]); }
+  __device__ void four(int64_t i) const {
+    const float4 g = load4(gate + i), u = load4(up + i);
+    store4(out, i, silu_f(g.x) * u.x, silu_f(g.y) * u.y, silu_f(g.z) * u.z, silu_f(g.w) * u.w);
+  }
+};
+
+bool aligned_for_four(std::initializer_list<const void*> operands) {
+  for (const void* p : operands)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
 }
 
-__global__ void gelu_kernel(const float* in, bf16* out, int64_t n, bool erf_form) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = to_bf16(erf_form ? gelu_erf_f(in[i]) : gelu_tanh_f(in[i]));
+template <class Op>
+void launch_map(int64_t n, bool vectorized, Op op, cudaStream_t stream) {
+  const int64_t items = vectorized ? (n + 3) / 4 : n;
+  map_kernel<<<blocks_for(items, threads), threads, 0, stream>>>(n, vectorized, op);
 }
 
-__global__ void silu_mul_kernel(const float* gate, const float* up, bf16* out, int64_t n) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = to_bf16(silu_f(gate[i]) * up[i]);
+__global__ void add_bias_kernel(float* y, int64_t cols, int64_t ldy, const float* bias) {
+  const int64_t c = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (c < cols) y[int64_t(blockIdx.x) * ldy + c] += bias[c];
 }
 
-__global__ void attention_gate_kernel(const float* attended, const float* qg, int64_t tokens,
-                                      int64_t heads, int64_t head_dim, bf16* out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+// Grid (tokens, column blocks): no 64-bit division per value.
+__global__ void attention_gate_kernel(const float* attended, const float* qg, int64_t heads,
+                                      int head_dim, bf16* out) {
   const int64_t width = heads * head_dim;
-  if (i >= tokens * width) return;
-  const int64_t t = i / width, h = (i % width) / head_dim, d = i % head_dim;
+  const int column = int(blockIdx.y * blockDim.x + threadIdx.x);
+  if (column >= width) return;
+  const int64_t t = blockIdx.x, h = column / head_dim, d = column % head_dim;
   const float gate = qg[t * 2 * width + h * 2 * head_dim + head_dim + d];
-  out[i] = to_bf16(attended[i] * sigmoid_f(gate));
+  out[t * width + column] = to_bf16(attended[t * width + column] * sigmoid_f(gate));
 }
 
 }  // namespace
 
 void f32_to_bf16(const float* in, bf16* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
-  f32_to_bf16_kernel<<<blocks_for(n, threads), threads, 0, stream>>>(in, out, n);
+  // bf16 outputs need 8-byte alignment for four values: out + i with i % 4 == 0 from a 16-byte
+  // aligned base keeps that.
+  launch_map(n, aligned_for_four({in, out}), to_bf16_op{in, out}, stream);
   check_launch("f32_to_bf16");
 }
 
 void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bias,
               cudaStream_t stream) {
   if (rows * cols == 0) return;
-  add_bias_kernel<<<blocks_for(rows * cols, threads), threads, 0, stream>>>(y, rows, cols, ldy,
-                                                                             bias);
+  add_bias_kernel<<<dim3(unsigned(rows), blocks_for(cols, threads)), threads, 0, stream>>>(
+      y, cols, ldy, bias);
   check_launch("add_bias");
 }
 
 void gelu_to_bf16(const float* in, bf16* out, int64_t n, gelu_kind kind, cudaStream_t stream) {
   if (n == 0) return;
-  gelu_kernel<<<blocks_for(n, threads), threads, 0, stream>>>(in, out, n, kind == gelu_kind::erf);
+  const bool vectorized = aligned_for_four({in, out});
+  if (kind == gelu_kind::erf)
+    launch_map(n, vectorized, gelu_op<true>{in, out}, stream);
+  else
+    launch_map(n, vectorized, gelu_op<false>{in, out}, stream);
   check_launch("gelu_to_bf16");
 }
 
 void silu_mul_to_bf16(const float* gate, const float* up, bf16* out, int64_t n,
                       cudaStream_t stream) {
   if (n == 0) return;
-  silu_mul_kernel<<<blocks_for(n, threads), threads, 0, stream>>>(gate, up, out, n);
+  launch_map(n, aligned_for_four({gate, up, out}), silu_mul_op{gate, up, out}, stream);
   check_launch("silu_mul_to_bf16");
 }
 
 void attention_gate_to_bf16(const float* attended, const float* qg, int64_t tokens, int64_t heads,
                             int64_t head_dim, bf16* out, cudaStream_t stream) {
-  const int64_t n = tokens * heads * head_dim;
-  if (n == 0) return;
-  attention_gate_kernel<<<blocks_for(n, threads), threads, 0, stream>>>(attended, qg, tokens,
-                                                                         heads, head_dim, out);
+  if (tokens * heads * head_dim == 0) return;
+  attention_gate_kernel<<<dim3(unsigned(tokens), blocks_for(heads * head_dim, threads)), threads, 0,
+                          stream>>>(attended, qg, heads, int(head_dim), out);
   check_launch("attention_gate_to_bf16");
 }
 

@@ -17,11 +17,12 @@ __device__ __forceinline__ float conv_input(const float* u, const float* history
   return history ? history[(kernel - 1 + source) * channels + ch] : 0.0f;
 }
 
-__global__ void conv_kernel(const float* u, int64_t tokens, int64_t channels, const float* w,
-                            int64_t kernel, const float* history, float* c) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= tokens * channels) return;
-  const int64_t t = i / channels, ch = i % channels;
+// Grid (tokens, channel blocks): no 64-bit division per value.
+__global__ void conv_kernel(const float* u, int64_t channels, const float* w, int64_t kernel,
+                            const float* history, float* c) {
+  const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, t = blockIdx.x;
+  if (ch >= channels) return;
+  const int64_t i = t * channels + ch;
   float sum = 0;
   for (int64_t j = 0; j < kernel; ++j)
     sum += w[ch * kernel + j] * conv_input(u, history, t - (kernel - 1) + j, channels, kernel, ch);
@@ -64,8 +65,8 @@ __global__ void gates_kernel(const float* b, const float* a, const float* a_log,
 void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
                       int64_t kernel, const float* history, float* c, cudaStream_t stream) {
   if (tokens * channels == 0) return;
-  conv_kernel<<<blocks_for(tokens * channels, threads), threads, 0, stream>>>(
-      u, tokens, channels, w, kernel, history, c);
+  conv_kernel<<<dim3(unsigned(tokens), blocks_for(channels, threads)), threads, 0, stream>>>(
+      u, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
 }
 

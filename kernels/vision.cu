@@ -1,4 +1,6 @@
-// Position-embedding interpolation and vision rotary, one thread per output value.
+// Pixel values from the picture, position-embedding interpolation and vision rotary.
+#include <stdexcept>
+
 #include "kernels/common.cuh"
 #include "kernels/vision.hpp"
 
@@ -7,32 +9,46 @@ namespace {
 
 constexpr unsigned threads = 256;
 
-__global__ void position_kernel(float* x, int64_t patches, int64_t hidden, const bf16* table,
-                                const int32_t* rows, const float* weights) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= patches * hidden) return;
-  const int64_t n = i / hidden, d = i % hidden;
+// One block per patch, threads over the patch row; 32-bit index arithmetic.
+__global__ void patchify_kernel(patchify_args a, bf16* out) {
+  const uint32_t n = blockIdx.x, plane = a.patch * a.patch, dim = 3 * a.temporal * plane;
+  const uint32_t merge_x = n % a.merge, merge_y = (n / a.merge) % a.merge;
+  const uint32_t block = n / (a.merge * a.merge), blocks_w = a.grid_w / a.merge;
+  const uint32_t y0 = (block / blocks_w * a.merge + merge_y) * a.patch;
+  const uint32_t x0 = (block % blocks_w * a.merge + merge_x) * a.patch;
+  for (uint32_t e = threadIdx.x; e < dim; e += blockDim.x) {
+    const uint32_t c = e / (a.temporal * plane), pixel = e % plane;
+    const uint32_t y = y0 + pixel / a.patch, x = x0 + pixel % a.patch;
+    const float value = float(a.rgb[(size_t(y) * a.width + x) * 3 + c]);
+    out[size_t(n) * dim + e] = to_bf16(__fdiv_rn(__fsub_rn(value, a.mean[c]), a.std[c]));
+  }
+}
+
+// Grids are (patches, column blocks): no 64-bit division per value.
+__global__ void position_kernel(float* x, int64_t hidden, const bf16* table, const int32_t* rows,
+                                const float* weights) {
+  const int64_t d = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, n = blockIdx.x;
+  if (d >= hidden) return;
   float sum = 0;
   for (int tap = 0; tap < 4; ++tap) {
     const float term = to_float(table[int64_t(rows[n * 4 + tap]) * hidden + d]) * weights[n * 4 + tap];
     sum = tap == 0 ? term : sum + term;
   }
-  x[i] += sum;
+  x[n * hidden + d] += sum;
 }
 
-__global__ void vision_rotary_kernel(const float* qkv, int64_t patches, int64_t hidden,
-                                     int64_t head_dim, const float* cos, const float* sin,
-                                     bf16* out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t width = 3 * hidden;
-  if (i >= patches * width) return;
-  const int64_t n = i / width, column = i % width;
+__global__ void vision_rotary_kernel(const float* qkv, int64_t hidden, int head_dim,
+                                     const float* cos, const float* sin, bf16* out) {
+  const int64_t width = 3 * hidden, n = blockIdx.x;
+  const int column = int(blockIdx.y * blockDim.x + threadIdx.x);
+  if (column >= width) return;
+  const int64_t i = n * width + column;
   if (column >= 2 * hidden) {  // v
     out[i] = to_bf16(qkv[i]);
     return;
   }
-  const int64_t half = head_dim / 2, d = column % head_dim;
-  const int64_t slot = d < half ? d : d - half;
+  const int half = head_dim / 2, d = column % head_dim;
+  const int slot = d < half ? d : d - half;
   const float c = cos[n * half + slot], s = sin[n * half + slot];
   const float value = d < half ? qkv[i] * c - qkv[i + half] * s : qkv[i] * c + qkv[i - half] * s;
   out[i] = to_bf16(value);
@@ -40,19 +56,29 @@ __global__ void vision_rotary_kernel(const float* qkv, int64_t patches, int64_t 
 
 }  // namespace
 
+void patchify_to_bf16(const patchify_args& args, bf16* out, cudaStream_t stream) {
+  const uint32_t patches = args.grid_h * args.grid_w;
+  if (patches == 0) return;
+  if (args.merge == 0 || args.grid_h % args.merge || args.grid_w % args.merge ||
+      args.width != args.grid_w * args.patch || args.temporal == 0)
+    throw std::invalid_argument("patchify_to_bf16: the picture does not match the patch grid");
+  patchify_kernel<<<patches, 256, 0, stream>>>(args, out);
+  check_launch("patchify_to_bf16");
+}
+
 void add_position_embedding(float* x, int64_t patches, int64_t hidden, const bf16* table,
                             const int32_t* rows, const float* weights, cudaStream_t stream) {
   if (patches * hidden == 0) return;
-  position_kernel<<<blocks_for(patches * hidden, threads), threads, 0, stream>>>(
-      x, patches, hidden, table, rows, weights);
+  position_kernel<<<dim3(unsigned(patches), blocks_for(hidden, threads)), threads, 0, stream>>>(
+      x, hidden, table, rows, weights);
   check_launch("add_position_embedding");
 }
 
 void vision_rotary_to_bf16(const float* qkv, int64_t patches, int64_t hidden, int64_t head_dim,
                            const float* cos, const float* sin, bf16* out, cudaStream_t stream) {
   if (patches == 0) return;
-  vision_rotary_kernel<<<blocks_for(patches * 3 * hidden, threads), threads, 0, stream>>>(
-      qkv, patches, hidden, head_dim, cos, sin, out);
+  vision_rotary_kernel<<<dim3(unsigned(patches), blocks_for(3 * hidden, threads)), threads, 0,
+                         stream>>>(qkv, hidden, int(head_dim), cos, sin, out);
   check_launch("vision_rotary_to_bf16");
 }
 

@@ -25,6 +25,7 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "kernels/lora.hpp"
+#include "kernels/vision.hpp"
 #endif
 
 using namespace cua_s1;
@@ -309,6 +310,68 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_and_lora_matches_float64,
       BOOST_TEST(gelu_error[0] <= 8e-3);
     }
   }
+}
+
+// pixel values made on the GPU from the 8-bit picture (the server's path) equal the host's
+// write_pixel_values rounded to bf16, bit for bit, for per-channel normalizations and several
+// grids; and a whole request answered from the picture equals the same request given pixel
+// values (the tests above use random pixel values).
+BOOST_AUTO_TEST_CASE(pixel_values_made_on_the_gpu_equal_the_host_ones,
+                     *utf::precondition(test::cuda_present)) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  auto random_picture = [&](uint32_t width, uint32_t height) {
+    rgb_image picture{width, height, std::vector<uint8_t>(size_t(width) * height * 3)};
+    for (uint8_t& v : picture.pixels) v = uint8_t(byte(rng()));
+    return picture;
+  };
+  processor_config clip_like;
+  clip_like.image_mean = {0.48145466f, 0.4578275f, 0.40821073f};
+  clip_like.image_std = {0.26862954f, 0.26130258f, 0.27577711f};
+  const cudaStream_t stream = rig().stream;
+  for (const processor_config& config : {processor_config{}, clip_like})
+    for (const auto& [width, height] : {std::pair<uint32_t, uint32_t>{32, 32}, {96, 64}, {1280, 704}}) {
+      BOOST_TEST_CONTEXT(width << "x" << height << ", mean " << config.image_mean[0]) {
+        const rgb_image picture = random_picture(width, height);
+        const std::vector<float> host = make_pixel_values(picture, config);
+        gpu::device_buffer<uint8_t> rgb(picture.pixels.size(), stream);
+        gpu::check_cuda(cudaMemcpyAsync(rgb.get(), picture.pixels.data(), picture.pixels.size(),
+                                        cudaMemcpyHostToDevice, stream),
+                        "cudaMemcpyAsync");
+        const grid_thw grid = image_grid_thw(width, height, config);
+        kernels::patchify_args args;
+        args.rgb = rgb.get();
+        args.width = width;
+        args.grid_h = grid.h;
+        args.grid_w = grid.w;
+        args.patch = config.patch_size;
+        args.merge = config.merge_size;
+        args.temporal = config.temporal_patch_size;
+        for (int c = 0; c < 3; ++c)
+          args.mean[c] = config.image_mean[c] * 255.0f, args.std[c] = config.image_std[c] * 255.0f;
+        gpu::device_buffer<__nv_bfloat16> out(host.size(), stream);
+        kernels::patchify_to_bf16(args, out.get(), stream);
+        const std::vector<__nv_bfloat16> ours = download(out.get(), host.size(), stream);
+        size_t mismatches = 0;
+        for (size_t i = 0; i < host.size(); ++i)
+          mismatches += __bfloat162float(ours[i]) != bf16_round(host[i]);
+        BOOST_TEST(mismatches == 0u);
+      }
+    }
+
+  const rgb_image picture = random_picture(256, 128);
+  prepared_request with_values = image_request(8, 16);
+  with_values.pixels.pixel_values = make_pixel_values(picture, processor_config{});
+  prepared_request with_picture = with_values;
+  with_picture.pixels.pixel_values.clear();
+  with_picture.pixels.picture = picture;
+  with_picture.pixels.normalization = {{127.5f, 127.5f, 127.5f}, {127.5f, 127.5f, 127.5f}, 16, 2, 2};
+  auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
+  BOOST_REQUIRE(made);
+  BOOST_TEST(bool((*made)->pixel_values_made() == pixel_values_on::backend));
+  auto from_values = (*made)->run(with_values);
+  auto from_picture = (*made)->run(with_picture);
+  BOOST_REQUIRE(from_values && from_picture);
+  BOOST_TEST(from_picture->at(0).logits == from_values->at(0).logits, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,

@@ -327,3 +327,27 @@ BOOST_AUTO_TEST_CASE(pixel_values_match_naive_indexing) {
     BOOST_TEST_CONTEXT("patch " << patch) { BOOST_TEST(bad == 0u); }
   }
 }
+
+// With the pixel values left to the backend, preprocessing keeps the resized picture (the same
+// bytes the host path normalizes) and the normalization constants, and makes no pixel values.
+BOOST_AUTO_TEST_CASE(pixel_values_left_to_the_backend_keep_the_resized_picture) {
+  processor_config config;
+  config.image_mean = {0.25f, 0.5f, 0.75f};
+  rgb_image src{300, 200, std::vector<uint8_t>(300 * 200 * 3)};
+  for (size_t i = 0; i < src.pixels.size(); ++i) src.pixels[i] = uint8_t((i * 7919) % 251);
+  const auto host = cua_s1::preprocess_image(src, config);
+  const auto left = cua_s1::preprocess_image(src, config, cua_s1::pixel_values_on::backend);
+  BOOST_TEST(left.pixel_values.empty());
+  BOOST_TEST(left.grid.h == host.grid.h);
+  BOOST_TEST(left.grid.w == host.grid.w);
+  BOOST_TEST(left.picture.width == host.resized.width);
+  BOOST_TEST(left.picture.height == host.resized.height);
+  BOOST_TEST(cua_s1::make_pixel_values(left.picture, config) == host.pixel_values,
+             boost::test_tools::per_element());
+  BOOST_TEST(left.normalization.mean[0] == 0.25f * 255.0f);
+  BOOST_TEST(left.normalization.mean[2] == 0.75f * 255.0f);
+  BOOST_TEST(left.normalization.std[1] == 0.5f * 255.0f);
+  BOOST_TEST(left.normalization.patch_size == 16u);
+  BOOST_TEST(left.normalization.merge_size == 2u);
+  BOOST_TEST(left.normalization.temporal_patch_size == 2u);
+}

@@ -73,7 +73,7 @@ void decision_engine::start(std::string body, std::string request_id, cancel_fla
                 {{"request_id", request_id}, {"stage", "decode"}});
       return complete(not_run(*refused));
     }
-    auto prepared = preparer_->prepare(std::move(request));
+    auto prepared = preparer_->prepare(std::move(request), executor_.model().pixel_values_made());
     if (!prepared) {
       admission_.release(questions);
       return complete(error_response(prepared.error()));

@@ -118,6 +118,7 @@ class cuda_backend final : public backend {
 
   std::string description() const override { return description_; }
   stage_seconds last_run_seconds() const override { return last_; }
+  pixel_values_on pixel_values_made() const override { return pixel_values_on::backend; }
 
  private:
   std::shared_ptr<const model_weights> weights_;

@@ -52,6 +52,10 @@ class backend {
   // A short description for logs and /health, e.g. "cpu (8 threads)".
   virtual std::string description() const = 0;
 
+  // Where requests for this backend should get their pixel values (prepared_image): the CUDA
+  // backend makes them on the device from the resized 8-bit picture. Either form is accepted.
+  virtual pixel_values_on pixel_values_made() const { return pixel_values_on::host; }
+
   // Seconds spent in the vision encoder and the language prefills by the last run() (for the
   // stage metrics); zero where a backend does not measure them.
   struct stage_seconds {

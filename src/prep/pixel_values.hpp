@@ -1,6 +1,7 @@
 // Normalization and Qwen2-VL patch flattening of a resized picture into `pixel_values`.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -34,14 +35,30 @@ std::vector<float> make_pixel_values(const rgb_image& resized, const processor_c
 // pinned upload buffer), avoiding the allocation and first-touch cost of a fresh vector.
 void write_pixel_values(const rgb_image& resized, const processor_config& config, float* out);
 
+// What a backend needs to make pixel_values from the resized picture exactly as
+// write_pixel_values does: value = (u8 - mean[c]) / std[c] in float32 (true division), with
+// mean[c] = float32(image_mean[c]) * 255 and std[c] = float32(image_std[c]) * 255.
+struct pixel_normalization {
+  std::array<float, 3> mean{}, std{};
+  uint32_t patch_size = 0, merge_size = 0, temporal_patch_size = 0;
+};
+
 struct prepared_image {
   resized_size resized;
   grid_thw grid;
-  std::vector<float> pixel_values;
+  std::vector<float> pixel_values;  // empty when they are left to the backend
+  rgb_image picture;  // the resized picture, kept when the backend makes the pixel values
+  pixel_normalization normalization;  // set with `picture`
 };
 
-// smart_resize, antialiased bicubic resize and make_pixel_values in one call.
-// Precondition: aspect_ratio_supported(image.width, image.height).
-prepared_image preprocess_image(const rgb_image& image, const processor_config& config);
+// Where pixel_values are made: here on the CPU, or by the backend from the resized picture (the
+// CUDA backend uploads the 8-bit picture and normalizes and flattens it on the GPU, with the same
+// float32 arithmetic as write_pixel_values).
+enum class pixel_values_on { host, backend };
+
+// smart_resize, antialiased bicubic resize and make_pixel_values (or, for pixel_values_on::backend,
+// the resized picture) in one call. Precondition: aspect_ratio_supported(image.width, image.height).
+prepared_image preprocess_image(const rgb_image& image, const processor_config& config,
+                                pixel_values_on where = pixel_values_on::host);
 
 }  // namespace cua_s1

@@ -49,7 +49,8 @@ outcome<prepared_request> request_preparer::prepare(std::string_view body) const
   return prepare(std::move(*request));
 }
 
-outcome<prepared_request> request_preparer::prepare(decision_request request) const {
+outcome<prepared_request> request_preparer::prepare(decision_request request,
+                                                    pixel_values_on where) const {
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
   auto image = decode_image_data_url(request.image_data_url);
@@ -58,7 +59,7 @@ outcome<prepared_request> request_preparer::prepare(decision_request request) co
 
   prepared_request prepared;
   prepared.decode_seconds = std::chrono::duration<double>(decoded - started).count();
-  prepared.pixels = preprocess_image(*image, files_.image);
+  prepared.pixels = preprocess_image(*image, files_.image, where);
   const uint32_t merge = files_.image.merge_size;
   const uint32_t grid_h = prepared.pixels.grid.h;
   const uint32_t grid_w = prepared.pixels.grid.w;

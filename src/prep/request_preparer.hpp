@@ -27,7 +27,7 @@ struct prepared_question {
 struct prepared_request {
   decision_request request;
   rgb_image image;        // the decoded screenshot
-  prepared_image pixels;  // resized geometry, grid and float32 pixel values
+  prepared_image pixels;  // resized geometry, grid and float32 pixel values (or the picture)
   std::vector<prepared_question> questions;
   size_t input_tokens = 0;  // usage.input_tokens: sum of the prompt lengths
   double decode_seconds = 0;   // base64 + image decoding
@@ -44,8 +44,10 @@ class request_preparer {
   // Strict JSON parsing and contract validation of a body (400/422), without the image.
   outcome<decision_request> parse(std::string_view body) const;
 
-  // Image decoding and preprocessing, prompts, token ids and positions (422 failures).
-  outcome<prepared_request> prepare(decision_request request) const;
+  // Image decoding and preprocessing, prompts, token ids and positions (422 failures). With
+  // pixel_values_on::backend the request carries the resized picture instead of pixel values.
+  outcome<prepared_request> prepare(decision_request request,
+                                    pixel_values_on where = pixel_values_on::host) const;
 
   // parse + prepare: everything the server does before the model runs.
   outcome<prepared_request> prepare(std::string_view body) const;

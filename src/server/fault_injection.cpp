@@ -23,6 +23,7 @@ class sticky_error_backend final : public backend {
   bool usable() const override { return !broken_ && model_->usable(); }
   std::string description() const override { return model_->description() + ", fault injection"; }
   stage_seconds last_run_seconds() const override { return model_->last_run_seconds(); }
+  pixel_values_on pixel_values_made() const override { return model_->pixel_values_made(); }
 
  private:
   std::unique_ptr<backend> model_;
