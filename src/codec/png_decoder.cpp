@@ -1,12 +1,17 @@
-// libspng decodes a sanitised copy of the PNG (IHDR, IDAT run, IEND) to raw samples; the mode
+// libdeflate inflates the image data of ordinary PNGs in one call and the rows are unfiltered
+// here; interlaced or irregular streams go to libspng, which decodes a sanitised copy of the PNG
+// (IHDR, IDAT run, IEND) to raw samples. The mode
 // conversions below are Pillow's: "1" -> 0/255, L;2 x85, L;4 x17, I;16 clamped to 255, 16-bit
 // colour and LA;16 keep the high byte, palette entries beyond PLTE are black, alpha and tRNS are
 // ignored (no compositing).
 #include "codec/png_decoder.hpp"
 
+#include <libdeflate.h>
 #include <spng.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -95,6 +100,87 @@ bool spng_decode_raw(const std::vector<uint8_t>& png, std::vector<uint8_t>& raw)
   if (spng_decoded_image_size(ctx.get(), SPNG_FMT_RAW, &size) != 0) return false;
   raw.resize(size);
   return spng_decode_image(ctx.get(), raw.data(), raw.size(), SPNG_FMT_RAW, 0) == 0;
+}
+
+struct decompressor_deleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+// Reverses the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
+// 1 + row_bytes bytes into raw; false for an unknown filter type.
+bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, size_t bpp,
+                   uint8_t* raw) {
+  std::vector<uint8_t> zero_row(row_bytes, 0);
+  for (uint32_t y = 0; y < rows; ++y) {
+    const uint8_t filter = filtered[y * (row_bytes + 1)];
+    const uint8_t* src = filtered + y * (row_bytes + 1) + 1;
+    uint8_t* dst = raw + y * row_bytes;
+    const uint8_t* up = y ? dst - row_bytes : zero_row.data();
+    switch (filter) {
+      case 0: std::memcpy(dst, src, row_bytes); break;
+      case 1:
+        for (size_t i = 0; i < row_bytes; ++i)
+          dst[i] = static_cast<uint8_t>(src[i] + (i >= bpp ? dst[i - bpp] : 0));
+        break;
+      case 2:
+        for (size_t i = 0; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
+        break;
+      case 3:
+        for (size_t i = 0; i < row_bytes; ++i) {
+          const unsigned left = i >= bpp ? dst[i - bpp] : 0;
+          dst[i] = static_cast<uint8_t>(src[i] + ((left + up[i]) >> 1));
+        }
+        break;
+      case 4:
+        for (size_t i = 0; i < row_bytes; ++i) {
+          const int a = i >= bpp ? dst[i - bpp] : 0, b = up[i], c = i >= bpp ? up[i - bpp] : 0;
+          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          const int predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          dst[i] = static_cast<uint8_t>(src[i] + predictor);
+        }
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// The fast path: the IDAT run inflated by libdeflate in one call and unfiltered, for a
+// non-interlaced image whose data is exactly one zlib stream (Adler-32 checked) of exactly
+// height * (1 + row bytes) bytes. False when that does not hold; libspng then decides.
+bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint32_t w, uint32_t h,
+                 std::span<const png_data_segment> segments, std::vector<uint8_t>& raw) {
+  if (st.interlaced) return false;
+  static constexpr int channels[7] = {1, 0, 3, 1, 2, 0, 4};
+  if (st.color_type > 6 || channels[st.color_type] == 0) return false;
+  const int depth = st.bit_depth;  // the combinations the PNG specification allows
+  const bool valid_depth = st.color_type == 0   ? depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16
+                           : st.color_type == 3 ? depth == 1 || depth == 2 || depth == 4 || depth == 8
+                                                : depth == 8 || depth == 16;
+  if (!valid_depth) return false;
+  const size_t bits = size_t(channels[st.color_type]) * st.bit_depth;
+  const size_t row_bytes = (size_t{w} * bits + 7) / 8;
+  const size_t bpp = std::max<size_t>(1, bits / 8);
+  std::vector<uint8_t> joined;
+  std::span<const uint8_t> stream;
+  if (segments.size() == 1) {
+    stream = file.subspan(segments[0].offset, segments[0].size);
+  } else {
+    for (const auto& seg : segments)
+      joined.insert(joined.end(), file.data() + seg.offset, file.data() + seg.offset + seg.size);
+    stream = joined;
+  }
+  thread_local std::unique_ptr<libdeflate_decompressor, decompressor_deleter> inflater(
+      libdeflate_alloc_decompressor());
+  if (!inflater) return false;
+  std::vector<uint8_t> filtered(size_t{h} * (row_bytes + 1));
+  size_t used = 0, produced = 0;
+  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), filtered.data(),
+                                    filtered.size(), &used, &produced) != LIBDEFLATE_SUCCESS ||
+      used != stream.size() || produced != filtered.size())
+    return false;
+  raw.resize(size_t{h} * row_bytes);
+  return unfilter_rows(filtered.data(), row_bytes, h, bpp, raw.data());
 }
 
 using palette_table = std::array<uint8_t, 256 * 3>;
@@ -193,7 +279,8 @@ void raw_to_rgb(const std::vector<uint8_t>& raw, const png_stream_state& st, uin
 
 }  // namespace
 
-outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header) {
+outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
+                                     bool reference_only) {
   const png_stream_state& st = header.state;
   // Pillow's putpalette: "invalid palette size" for more than 256 entries.
   if (st.color_type == 3 && st.has_palette && st.palette.size() / 3 > 256) return invalid();
@@ -205,9 +292,11 @@ outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_he
   const uint32_t w = st.has_bbox ? st.bbox_w : st.width;
   const uint32_t h = st.has_bbox ? st.bbox_h : st.height;
   if (w == 0 || h == 0) return invalid();
-  const std::vector<uint8_t> clean = build_clean_png(file, st, w, h, data->segments);
   std::vector<uint8_t> raw;
-  if (!spng_decode_raw(clean, raw)) return invalid();
+  if (reference_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
+    const std::vector<uint8_t> clean = build_clean_png(file, st, w, h, data->segments);
+    if (!spng_decode_raw(clean, raw)) return invalid();
+  }
 
   rgb_image image;
   image.width = st.width;

@@ -1,4 +1,5 @@
-// PNG pixel decoding (libspng, raw samples) plus Pillow's conversions of each PNG mode to RGB.
+// PNG pixel decoding (libdeflate + row unfiltering, or libspng for interlaced and irregular
+// streams; raw samples) plus Pillow's conversions of each PNG mode to RGB.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,10 @@ namespace cua_s1 {
 // Decodes the image data of a PNG whose header (read_png_header) already passed the size
 // limits, reproducing Pillow 11.3.0 `open(...).convert("RGB")` bit for bit. Every failure is
 // 422 `invalid image data`.
-outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header);
+// Non-interlaced image data that is exactly one complete zlib stream of the expected size is
+// inflated by libdeflate and unfiltered here; everything else goes through libspng, whose result
+// or error stands. `reference_only` forces libspng (tests compare the two paths).
+outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
+                                     bool reference_only = false);
 
 }  // namespace cua_s1
