@@ -72,6 +72,77 @@ __device__ __forceinline__ void lower_product(const float* w, const float* x, fl
       out[(ty + 8 * ii) * ld_out + tx + 32 * dd] = acc[ii][dd];
 }
 
+// X = (I - L)^-1 for the strictly lower 64 x 64 L in w (= -A), in blocks of 16: the four
+// diagonal blocks X_bb = (I - L_bb)^-1 by forward substitution, one warp each, then the blocks
+// below them by distance d = 1, 2, 3: X_ij = X_ii sum_{k=j}^{i-1} L_ik X_kj. X is built in
+// `scratch` (64 rows of square_stride floats) and copied over w. Six barriers instead of two per
+// row.
+__device__ __forceinline__ void invert_unit_lower(float* w, float* scratch) {
+  constexpr int block = 16;
+  const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  for (int e = tid; e < chunk * square_stride; e += block_threads) scratch[e] = 0.0f;
+  __syncthreads();
+  if (warp < chunk / block && lane < block) {  // X_bb, row by row; lane = column
+    const int base = warp * block, col = base + lane;
+    for (int r = base; r < base + block; ++r) {
+      if (col < r) {  // X[r][col] = L[r][col] + sum_{col < m < r} L[r][m] X[m][col]
+        float v = w[r * square_stride + col];
+        for (int m = col + 1; m < r; ++m) v += w[r * square_stride + m] * scratch[m * square_stride + col];
+        scratch[r * square_stride + col] = v;
+      } else if (col == r) {
+        scratch[r * square_stride + col] = 1.0f;
+      }
+      __syncwarp(0x0000ffffu);
+    }
+  }
+  constexpr int per_thread = (chunk / block - 1) * block * block / block_threads;  // 3
+  for (int d = 1; d < chunk / block; ++d) {
+    const int outputs = (chunk / block - d) * block * block;
+    float value[per_thread];
+    __syncthreads();  // the blocks at distance < d are final
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // S = sum_k L_ik X_kj
+      const int idx = tid + o * block_threads;
+      value[o] = 0.0f;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      const int r = i * block + (idx / block) % block, c = j * block + idx % block;
+      float sum = 0.0f;
+      for (int m = j * block; m < i * block; ++m) sum += w[r * square_stride + m] * scratch[m * square_stride + c];
+      value[o] = sum;
+    }
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // S into X_ij's place
+      const int idx = tid + o * block_threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      scratch[(i * block + (idx / block) % block) * square_stride + j * block + idx % block] = value[o];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // X_ij = X_ii S
+      const int idx = tid + o * block_threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      const int r = i * block + (idx / block) % block, c = j * block + idx % block;
+      float sum = 0.0f;
+      for (int m = i * block; m <= r; ++m) sum += scratch[r * square_stride + m] * scratch[m * square_stride + c];
+      value[o] = sum;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {
+      const int idx = tid + o * block_threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      scratch[(i * block + (idx / block) % block) * square_stride + j * block + idx % block] = value[o];
+    }
+  }
+  __syncthreads();
+  for (int e = tid; e < chunk * square_stride; e += block_threads) w[e] = scratch[e];
+  __syncthreads();
+}
+
 __global__ void __launch_bounds__(block_threads)
     prepare_kernel(delta_rule_args a, int64_t chunks, chunk_scratch out) {
   extern __shared__ __align__(16) float shared[];
@@ -145,20 +216,7 @@ __global__ void __launch_bounds__(block_threads)
   }
   __syncthreads();
 
-  {  // T = (I - L)^-1 - I for L = -A strictly lower: row i = L_i + L_i T, row by row
-    const int j = tid / 4, part = tid % 4;
-    for (int i = 1; i < chunk; ++i) {
-      float sum = 0.0f;
-      if (j < i)
-        for (int m = j + 1 + part; m < i; m += 4) sum += w_s[i * square_stride + m] * w_s[m * square_stride + j];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      __syncthreads();  // row i is read before it changes
-      if (j < i && part == 0) w_s[i * square_stride + j] += sum;
-      __syncthreads();
-    }
-    if (tid < chunk) w_s[tid * square_stride + tid] = 1.0f;
-  }
+  invert_unit_lower(w_s, x_s);  // w_s = (I + A)^-1; x_s (free until the next step) as scratch
   for (int e = tid; e < chunk * head_dim; e += block_threads) {
     const int r = e / head_dim, d = e % head_dim;
     x_s[r * row_stride + d] = k_s[r * row_stride + d] * beta_s[r] * expf(gamma_s[r]);
