@@ -7,6 +7,9 @@
 #include "codec/png_decoder.hpp"
 
 #include <libdeflate.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <spng.h>
 
 #include <algorithm>
@@ -106,11 +109,45 @@ struct decompressor_deleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
+#if defined(__SSE2__)
+// Paeth for 3- or 4-byte pixels, one pixel per step in 16-bit lanes (ties favour left, then up,
+// as the scalar form): a, b, c = left, up, upper left; pa = |b - c|, pb = |a - c|,
+// pc = |a + b - 2c|.
+void paeth_row_sse2(const uint8_t* src, const uint8_t* up, uint8_t* dst, size_t row_bytes,
+                    size_t bpp) {
+  const __m128i zero = _mm_setzero_si128(), low_bytes = _mm_set1_epi16(0x00ff);
+  auto load = [&](const uint8_t* p) {
+    uint32_t v = 0;
+    std::memcpy(&v, p, bpp);
+    return _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(v)), zero);
+  };
+  auto absolute = [&](__m128i x) { return _mm_max_epi16(x, _mm_sub_epi16(zero, x)); };
+  auto select = [](__m128i mask, __m128i yes, __m128i no) {
+    return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
+  };
+  __m128i a = zero, c = zero;
+  for (size_t i = 0; i < row_bytes; i += bpp) {
+    const __m128i b = load(up + i), x = load(src + i);
+    const __m128i to_b = _mm_sub_epi16(b, c), to_a = _mm_sub_epi16(a, c);
+    const __m128i pa = absolute(to_b), pb = absolute(to_a), pc = absolute(_mm_add_epi16(to_b, to_a));
+    const __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
+    const __m128i nearest =
+        select(_mm_cmpeq_epi16(pa, smallest), a, select(_mm_cmpeq_epi16(pb, smallest), b, c));
+    a = _mm_and_si128(_mm_add_epi16(nearest, x), low_bytes);
+    c = b;
+    const uint32_t out = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_packus_epi16(a, a)));
+    std::memcpy(dst + i, &out, bpp);
+  }
+}
+#endif
+
 // Reverses the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
-// 1 + row_bytes bytes into raw; false for an unknown filter type.
+// 1 + row_bytes bytes into raw; false for an unknown filter type. The first pixel of a row (no
+// left neighbour) is handled apart, so the inner loops have no per-byte conditions.
 bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, size_t bpp,
                    uint8_t* raw) {
   std::vector<uint8_t> zero_row(row_bytes, 0);
+  const size_t lead = std::min(bpp, row_bytes);
   for (uint32_t y = 0; y < rows; ++y) {
     const uint8_t filter = filtered[y * (row_bytes + 1)];
     const uint8_t* src = filtered + y * (row_bytes + 1) + 1;
@@ -119,22 +156,30 @@ bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, siz
     switch (filter) {
       case 0: std::memcpy(dst, src, row_bytes); break;
       case 1:
-        for (size_t i = 0; i < row_bytes; ++i)
-          dst[i] = static_cast<uint8_t>(src[i] + (i >= bpp ? dst[i - bpp] : 0));
+        std::memcpy(dst, src, lead);
+        for (size_t i = lead; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(src[i] + dst[i - bpp]);
         break;
       case 2:
         for (size_t i = 0; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
         break;
       case 3:
-        for (size_t i = 0; i < row_bytes; ++i) {
-          const unsigned left = i >= bpp ? dst[i - bpp] : 0;
-          dst[i] = static_cast<uint8_t>(src[i] + ((left + up[i]) >> 1));
-        }
+        for (size_t i = 0; i < lead; ++i) dst[i] = static_cast<uint8_t>(src[i] + (up[i] >> 1));
+        for (size_t i = lead; i < row_bytes; ++i)
+          dst[i] = static_cast<uint8_t>(src[i] + ((unsigned{dst[i - bpp]} + up[i]) >> 1));
         break;
       case 4:
-        for (size_t i = 0; i < row_bytes; ++i) {
-          const int a = i >= bpp ? dst[i - bpp] : 0, b = up[i], c = i >= bpp ? up[i - bpp] : 0;
-          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+#if defined(__SSE2__)
+        if ((bpp == 3 || bpp == 4) && row_bytes % bpp == 0) {
+          paeth_row_sse2(src, up, dst, row_bytes, bpp);
+          break;
+        }
+#endif
+        // With a = left = 0 and c = upper left = 0 the Paeth predictor is b = up.
+        for (size_t i = 0; i < lead; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
+        for (size_t i = lead; i < row_bytes; ++i) {
+          const int a = dst[i - bpp], b = up[i], c = up[i - bpp];
+          // |p - a|, |p - b|, |p - c| for p = a + b - c
+          const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
           const int predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
           dst[i] = static_cast<uint8_t>(src[i] + predictor);
         }
@@ -173,14 +218,15 @@ bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint
   thread_local std::unique_ptr<libdeflate_decompressor, decompressor_deleter> inflater(
       libdeflate_alloc_decompressor());
   if (!inflater) return false;
-  std::vector<uint8_t> filtered(size_t{h} * (row_bytes + 1));
+  const size_t filtered_size = size_t{h} * (row_bytes + 1);
+  const std::unique_ptr<uint8_t[]> filtered(new uint8_t[filtered_size]);  // no zero fill
   size_t used = 0, produced = 0;
-  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), filtered.data(),
-                                    filtered.size(), &used, &produced) != LIBDEFLATE_SUCCESS ||
-      used != stream.size() || produced != filtered.size())
+  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), filtered.get(),
+                                    filtered_size, &used, &produced) != LIBDEFLATE_SUCCESS ||
+      used != stream.size() || produced != filtered_size)
     return false;
   raw.resize(size_t{h} * row_bytes);
-  return unfilter_rows(filtered.data(), row_bytes, h, bpp, raw.data());
+  return unfilter_rows(filtered.get(), row_bytes, h, bpp, raw.data());
 }
 
 using palette_table = std::array<uint8_t, 256 * 3>;
@@ -280,7 +326,7 @@ void raw_to_rgb(const std::vector<uint8_t>& raw, const png_stream_state& st, uin
 }  // namespace
 
 outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
-                                     bool reference_only) {
+                                     png_inflate path) {
   const png_stream_state& st = header.state;
   // Pillow's putpalette: "invalid palette size" for more than 256 entries.
   if (st.color_type == 3 && st.has_palette && st.palette.size() / 3 > 256) return invalid();
@@ -293,7 +339,8 @@ outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_he
   const uint32_t h = st.has_bbox ? st.bbox_h : st.height;
   if (w == 0 || h == 0) return invalid();
   std::vector<uint8_t> raw;
-  if (reference_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
+  if (path == png_inflate::libspng_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
+    if (path == png_inflate::libdeflate_only) return invalid();
     const std::vector<uint8_t> clean = build_clean_png(file, st, w, h, data->segments);
     if (!spng_decode_raw(clean, raw)) return invalid();
   }
