@@ -160,8 +160,8 @@ std::vector<uint8_t> make_filtered_png(uint32_t width, uint32_t height, uint8_t 
 
 }  // namespace
 
-// The libdeflate path's own row unfiltering (scalar, and SSE2 Paeth for 3- and 4-byte pixels)
-// against libspng, for every filter type, pixel sizes of 1 to 8 bytes and sub-byte gray, odd widths.
+// The libdeflate path's own row unfiltering against libspng, for every filter type, pixel sizes
+// of 1 to 8 bytes and sub-byte gray, odd widths.
 BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_like_libspng) {
   std::mt19937 rng(2026);
   struct format {

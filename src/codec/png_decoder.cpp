@@ -7,9 +7,6 @@
 #include "codec/png_decoder.hpp"
 
 #include <libdeflate.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <spng.h>
 
 #include <algorithm>
@@ -109,38 +106,6 @@ struct decompressor_deleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-#if defined(__SSE2__)
-// Paeth for 3- or 4-byte pixels, one pixel per step in 16-bit lanes (ties favour left, then up,
-// as the scalar form): a, b, c = left, up, upper left; pa = |b - c|, pb = |a - c|,
-// pc = |a + b - 2c|.
-void paeth_row_sse2(const uint8_t* src, const uint8_t* up, uint8_t* dst, size_t row_bytes,
-                    size_t bpp) {
-  const __m128i zero = _mm_setzero_si128(), low_bytes = _mm_set1_epi16(0x00ff);
-  auto load = [&](const uint8_t* p) {
-    uint32_t v = 0;
-    std::memcpy(&v, p, bpp);
-    return _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(v)), zero);
-  };
-  auto absolute = [&](__m128i x) { return _mm_max_epi16(x, _mm_sub_epi16(zero, x)); };
-  auto select = [](__m128i mask, __m128i yes, __m128i no) {
-    return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
-  };
-  __m128i a = zero, c = zero;
-  for (size_t i = 0; i < row_bytes; i += bpp) {
-    const __m128i b = load(up + i), x = load(src + i);
-    const __m128i to_b = _mm_sub_epi16(b, c), to_a = _mm_sub_epi16(a, c);
-    const __m128i pa = absolute(to_b), pb = absolute(to_a), pc = absolute(_mm_add_epi16(to_b, to_a));
-    const __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
-    const __m128i nearest =
-        select(_mm_cmpeq_epi16(pa, smallest), a, select(_mm_cmpeq_epi16(pb, smallest), b, c));
-    a = _mm_and_si128(_mm_add_epi16(nearest, x), low_bytes);
-    c = b;
-    const uint32_t out = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_packus_epi16(a, a)));
-    std::memcpy(dst + i, &out, bpp);
-  }
-}
-#endif
-
 // Reverses the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
 // 1 + row_bytes bytes into raw; false for an unknown filter type. The first pixel of a row (no
 // left neighbour) is handled apart, so the inner loops have no per-byte conditions.
@@ -168,12 +133,6 @@ bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, siz
           dst[i] = static_cast<uint8_t>(src[i] + ((unsigned{dst[i - bpp]} + up[i]) >> 1));
         break;
       case 4:
-#if defined(__SSE2__)
-        if ((bpp == 3 || bpp == 4) && row_bytes % bpp == 0) {
-          paeth_row_sse2(src, up, dst, row_bytes, bpp);
-          break;
-        }
-#endif
         // With a = left = 0 and c = upper left = 0 the Paeth predictor is b = up.
         for (size_t i = 0; i < lead; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
         for (size_t i = lead; i < row_bytes; ++i) {
