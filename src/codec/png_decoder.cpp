@@ -1,9 +1,8 @@
 // libdeflate inflates the image data of ordinary PNGs in one call and the rows are unfiltered
 // here; interlaced or irregular streams go to libspng, which decodes a sanitised copy of the PNG
-// (IHDR, IDAT run, IEND) to raw samples. The mode
-// conversions below are Pillow's: "1" -> 0/255, L;2 x85, L;4 x17, I;16 clamped to 255, 16-bit
-// colour and LA;16 keep the high byte, palette entries beyond PLTE are black, alpha and tRNS are
-// ignored (no compositing).
+// (IHDR, IDAT run, IEND) to raw samples. The mode conversions below are Pillow's: "1" -> 0/255,
+// L;2 x85, L;4 x17, I;16 clamped to 255, 16-bit colour and LA;16 keep the high byte, palette
+// entries beyond PLTE are black, alpha and tRNS are ignored (no compositing).
 #include "codec/png_decoder.hpp"
 
 #include <libdeflate.h>
@@ -154,14 +153,8 @@ bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, siz
 // height * (1 + row bytes) bytes. False when that does not hold; libspng then decides.
 bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint32_t w, uint32_t h,
                  std::span<const png_data_segment> segments, std::vector<uint8_t>& raw) {
-  if (st.interlaced) return false;
+  if (st.interlaced || !supported_mode(st.bit_depth, st.color_type)) return false;
   static constexpr int channels[7] = {1, 0, 3, 1, 2, 0, 4};
-  if (st.color_type > 6 || channels[st.color_type] == 0) return false;
-  const int depth = st.bit_depth;  // the combinations the PNG specification allows
-  const bool valid_depth = st.color_type == 0   ? depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16
-                           : st.color_type == 3 ? depth == 1 || depth == 2 || depth == 4 || depth == 8
-                                                : depth == 8 || depth == 16;
-  if (!valid_depth) return false;
   const size_t bits = size_t(channels[st.color_type]) * st.bit_depth;
   const size_t row_bytes = (size_t{w} * bits + 7) / 8;
   const size_t bpp = std::max<size_t>(1, bits / 8);

@@ -43,7 +43,8 @@ bool is_chunk_name(const uint8_t* cid) {
   return true;
 }
 
-// Pillow's _MODES table: the (bit depth, colour type) pairs it can decode.
+}  // namespace
+
 bool supported_mode(uint8_t bit_depth, uint8_t color_type) {
   switch (color_type) {
     case 0: return bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8 ||
@@ -53,6 +54,8 @@ bool supported_mode(uint8_t bit_depth, uint8_t color_type) {
     default: return false;
   }
 }
+
+namespace {
 
 struct chunk_ref {
   size_t pos = 0;  // offset of the length field

@@ -38,6 +38,10 @@ struct png_header {
 // that Pillow can open (magic, header or chunk error).
 std::optional<png_header> read_png_header(std::span<const uint8_t> file);
 
+// Pillow's _MODES table: the (bit depth, colour type) pairs it can decode (those the PNG
+// specification allows).
+bool supported_mode(uint8_t bit_depth, uint8_t color_type);
+
 // A piece of the concatenated zlib stream (offset and size into the file).
 struct png_data_segment {
   size_t offset = 0;

@@ -75,6 +75,44 @@ void run_block(const forward_context& ctx, const vision_config& config,
   ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
 }
 
+// The patch embedding's bf16 input [patches, patch_dim]: the host's fp32 pixel values rounded,
+// or (the server's path) made here from the uploaded 8-bit picture.
+device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config& config,
+                                 const prepared_image& image) {
+  const cudaStream_t s = ctx.stream;
+  const size_t count = size_t(image.grid.h) * image.grid.w * config.patch_dim();
+  device_buffer<bf16> inputs(count, s);
+  if (!image.pixel_values.empty()) {
+    if (image.pixel_values.size() != count)
+      throw std::invalid_argument("encode_image: pixel values do not match the grid");
+    device_buffer<float> pixels(count, s);
+    ctx.upload(image.pixel_values.data(), count, pixels.get());
+    kernels::f32_to_bf16(pixels.get(), inputs.get(), int64_t(count), s);
+    return inputs;
+  }
+  const pixel_normalization& norm = image.normalization;
+  const uint32_t patch = norm.patch_size;
+  if (image.picture.height != image.grid.h * patch ||
+      image.picture.pixels.size() != size_t(image.picture.width) * image.picture.height * 3 ||
+      3 * norm.temporal_patch_size * patch * patch != config.patch_dim() ||
+      norm.merge_size != uint32_t(config.spatial_merge_size))
+    throw std::invalid_argument("encode_image: the picture does not match the grid");
+  const std::vector<uint8_t>& rgb = image.picture.pixels;
+  device_buffer<uint8_t> picture(rgb.size(), s);
+  ctx.upload(rgb.data(), rgb.size(), picture.get());
+  kernels::patchify_args args;
+  args.rgb = picture.get();
+  args.width = image.picture.width;  // patchify_to_bf16 checks it against the grid
+  args.grid_h = image.grid.h;
+  args.grid_w = image.grid.w;
+  args.patch = patch;
+  args.merge = norm.merge_size;
+  args.temporal = norm.temporal_patch_size;
+  for (int c = 0; c < 3; ++c) args.mean[c] = norm.mean[c], args.std[c] = norm.std[c];
+  kernels::patchify_to_bf16(args, inputs.get(), s);
+  return inputs;
+}
+
 }  // namespace
 
 device_buffer<float> encode_image(const forward_context& ctx, const vision_config& config,
@@ -82,42 +120,15 @@ device_buffer<float> encode_image(const forward_context& ctx, const vision_confi
   const grid_thw& grid = image.grid;
   const int64_t n = int64_t(grid.h) * grid.w, hidden = config.hidden_size;
   const int64_t merge_area = int64_t(config.spatial_merge_size) * config.spatial_merge_size;
-  const bool from_picture = image.pixel_values.empty();
-  const pixel_normalization& norm = image.normalization;
-  if (grid.t != 1 || n == 0 || n % merge_area != 0 ||
-      (!from_picture && image.pixel_values.size() != size_t(n) * config.patch_dim()) ||
-      (from_picture &&
-       (image.picture.pixels.size() != size_t(n) * norm.patch_size * norm.patch_size * 3 ||
-        image.picture.width != grid.w * norm.patch_size ||
-        3 * norm.temporal_patch_size * norm.patch_size * norm.patch_size != config.patch_dim() ||
-        norm.merge_size != uint32_t(config.spatial_merge_size))))
+  if (grid.t != 1 || n == 0 || n % merge_area != 0)
     throw std::invalid_argument("encode_image: pixel values do not match the grid");
   const cudaStream_t s = ctx.stream;
   const image_geometry geometry = upload_geometry(ctx, config, grid);
 
   device_buffer<float> x(size_t(n * hidden), s);
   {
-    device_buffer<bf16> pixels_bf16(size_t(n * config.patch_dim()), s);
-    if (from_picture) {  // 8-bit upload, pixel values made here
-      const std::vector<uint8_t>& rgb = image.picture.pixels;
-      device_buffer<uint8_t> picture(rgb.size(), s);
-      ctx.upload(rgb.data(), rgb.size(), picture.get());
-      kernels::patchify_args args;
-      args.rgb = picture.get();
-      args.width = image.picture.width;
-      args.grid_h = grid.h;
-      args.grid_w = grid.w;
-      args.patch = norm.patch_size;
-      args.merge = norm.merge_size;
-      args.temporal = norm.temporal_patch_size;
-      for (int c = 0; c < 3; ++c) args.mean[c] = norm.mean[c], args.std[c] = norm.std[c];
-      kernels::patchify_to_bf16(args, pixels_bf16.get(), s);
-    } else {
-      device_buffer<float> pixels(image.pixel_values.size(), s);
-      ctx.upload(image.pixel_values.data(), image.pixel_values.size(), pixels.get());
-      kernels::f32_to_bf16(pixels.get(), pixels_bf16.get(), int64_t(image.pixel_values.size()), s);
-    }
-    ctx.linear(weights.patch_embed, pixels_bf16.get(), n, x.get(), hidden, false);
+    const device_buffer<bf16> pixels = patch_inputs(ctx, config, image);
+    ctx.linear(weights.patch_embed, pixels.get(), n, x.get(), hidden, false);
   }
   kernels::add_position_embedding(x.get(), n, hidden, weights.pos_embed, geometry.tap_rows.get(),
                                   geometry.tap_weights.get(), s);
