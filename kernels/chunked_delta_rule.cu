@@ -39,6 +39,26 @@ chunk_scratch split_scratch(float* scratch, int64_t chunks, int64_t value_heads)
   return s;
 }
 
+int64_t chunks_of(int64_t rows) { return (rows + chunk - 1) / chunk; }
+
+// Where chunk `c` (counted over all runs, each run's chunks in order) lies.
+struct chunk_place {
+  int64_t t0;  // its first row
+  int rows;    // its rows (the last chunk of a run may be short)
+};
+__device__ __forceinline__ chunk_place locate_chunk(const row_runs& runs, int64_t c) {
+  for (int r = 0; r < runs.count; ++r) {
+    const int64_t length = runs.bounds[r + 1] - runs.bounds[r];
+    const int64_t in_run = (length + chunk - 1) / chunk;
+    if (c < in_run) {
+      const int64_t t0 = runs.bounds[r] + c * chunk;
+      return {t0, int(min(int64_t(chunk), runs.bounds[r + 1] - t0))};
+    }
+    c -= in_run;
+  }
+  return {0, 0};  // not reached: the grid has as many chunks as the runs
+}
+
 __device__ __forceinline__ float4 load4(const float* p) {
   return *reinterpret_cast<const float4*>(p);
 }
@@ -154,8 +174,9 @@ __global__ void __launch_bounds__(block_threads)
 
   const int c = int(blockIdx.x), h = int(blockIdx.y), tid = int(threadIdx.x);
   const int64_t kh = h / (a.value_heads / a.key_heads);
-  const int64_t t0 = int64_t(c) * chunk;
-  const int rows = int(min(int64_t(chunk), a.tokens - t0));
+  const chunk_place place = locate_chunk(a.runs, c);
+  const int64_t t0 = place.t0;
+  const int rows = place.rows;
   if (tid < chunk) {  // padding: g = 0, beta = 0
     gamma_s[tid] = tid < rows ? a.log_decay[(t0 + tid) * a.value_heads + h] : 0.0f;
     beta_s[tid] = tid < rows ? a.beta[(t0 + tid) * a.value_heads + h] : 0.0f;
@@ -349,21 +370,28 @@ __global__ void __launch_bounds__(block_threads)
 
   const int h = int(blockIdx.x), column0 = int(blockIdx.y) * state_columns;
   const int tid = int(threadIdx.x);
+  // This block's run: its rows and where its chunks start among all runs' chunks.
+  const int run = int(blockIdx.z);
+  int64_t first_chunk = 0;
+  for (int r = 0; r < run; ++r)
+    first_chunk += (a.runs.bounds[r + 1] - a.runs.bounds[r] + chunk - 1) / chunk;
+  const int64_t run_first = a.runs.bounds[run], run_end = a.runs.bounds[run + 1];
+  const int64_t run_chunks = (run_end - run_first + chunk - 1) / chunk;
   const int col = 2 * (tid % 16);  // this thread's two columns of the slice
   const int group = tid / 16;      // rows 4 group .. (Vnew, O) and 8 group .. (S)
   const int64_t kh = h / (a.value_heads / a.key_heads);
   const int64_t state_column0 = int64_t(h) * head_dim + column0;
   chunk_fetch next;
-  next.fetch(in, chunks, h, 0, column0);
+  next.fetch(in, chunks, h, first_chunk, column0);
   for (int e = tid; e < head_dim * state_columns; e += block_threads) {
     const int r = e / state_columns, c = e % state_columns;
     s_s[e] = a.state_in ? a.state_in[(state_column0 + c) * head_dim + r] : 0.0f;
   }
   const int64_t out_ld = a.value_heads * head_dim;
   tile_fetch rows_fetch;  // q, then k of the current chunk
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t t0 = c * chunk;
-    const int rows = int(min(int64_t(chunk), a.tokens - t0));
+  for (int64_t c = 0; c < run_chunks; ++c) {
+    const int64_t t0 = run_first + c * chunk;
+    const int rows = int(min(int64_t(chunk), run_end - t0));
     __syncthreads();  // the previous chunk is done with every buffer
     next.store(x_s, v_s, p_s, gamma_s);
     rows_fetch.fetch(a.qkv + t0 * a.ld + a.q_offset + kh * head_dim, a.ld, rows);
@@ -404,7 +432,7 @@ __global__ void __launch_bounds__(block_threads)
     __syncthreads();
     const float last = gamma_s[chunk - 1];
     rows_fetch.store(x_s, [&](int r) { return expf(last - gamma_s[r]); });
-    if (c + 1 < chunks) next.fetch(in, chunks, h, c + 1, column0);
+    if (c + 1 < run_chunks) next.fetch(in, chunks, h, first_chunk + c + 1, column0);
     __syncthreads();
     {  // S <- e^G63 S + (e^(G63 - G) k)^T Vnew, rows 8 group .. + 7
       const float decay = expf(last);
@@ -454,15 +482,27 @@ void allow_shared(const void* kernel, size_t bytes, const char* name) {
     throw std::runtime_error(std::string(name) + ": shared memory: " + cudaGetErrorString(status));
 }
 
+int64_t total_chunks(const row_runs& runs) {
+  int64_t chunks = 0;
+  for (int r = 0; r < runs.count; ++r) chunks += chunks_of(runs.length(r));
+  return chunks;
+}
+
 }  // namespace
 
-size_t delta_rule_scratch_floats(int64_t tokens, int64_t value_heads, int64_t key_dim,
+size_t delta_rule_scratch_floats(const row_runs& runs, int64_t value_heads, int64_t key_dim,
                                  int64_t value_dim) {
-  const int64_t chunks = (tokens + chunk - 1) / chunk;
+  const int64_t chunks = total_chunks(runs);
   return size_t(value_heads * chunks * (chunk * (1 + key_dim + value_dim) + chunk * chunk));
 }
 
-void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream) {
+void gated_delta_rule(const delta_rule_args& arguments, cudaStream_t stream) {
+  delta_rule_args args = arguments;
+  if (args.runs.count == 0) args.runs = single_run(args.tokens);
+  if (args.runs.count > max_runs || args.runs.rows() != args.tokens)
+    throw std::invalid_argument("gated_delta_rule: runs do not cover the tokens");
+  if (args.state_out && args.runs.count != 1)
+    throw std::invalid_argument("gated_delta_rule: only a single run can keep its state");
   if (args.tokens == 0) return;
   if (args.key_heads == 0 || args.value_heads % args.key_heads != 0)
     throw std::invalid_argument("gated_delta_rule: value heads must be a multiple of key heads");
@@ -480,12 +520,13 @@ void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream) {
     return true;
   }();
   (void)configured;
-  const int64_t chunks = (args.tokens + chunk - 1) / chunk;
+  const int64_t chunks = total_chunks(args.runs);
   const chunk_scratch scratch = split_scratch(args.scratch, chunks, args.value_heads);
   prepare_kernel<<<dim3(unsigned(chunks), unsigned(args.value_heads)), block_threads,
                    prepare_shared_bytes, stream>>>(args, chunks, scratch);
   check_launch("gated_delta_rule (prepare)");
-  state_kernel<<<dim3(unsigned(args.value_heads), unsigned(head_dim / state_columns)),
+  state_kernel<<<dim3(unsigned(args.value_heads), unsigned(head_dim / state_columns),
+                      unsigned(args.runs.count)),
                  block_threads, state_shared_bytes, stream>>>(args, chunks, scratch);
   check_launch("gated_delta_rule (state)");
 }

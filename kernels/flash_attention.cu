@@ -57,17 +57,19 @@ __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
-// rows x D bf16 of one head, starting at token `first`, into a padded shared tile.
+// rows x D bf16 of one head, starting at token `first`, into a padded shared tile. Tokens from
+// `split` on are stored `skip` rows further on (a run's own keys after the shared prefix).
 template <int D, int rows>
 __device__ __forceinline__ void load_tile(bf16* tile, const bf16* head, int64_t ld, int64_t first,
-                                          int64_t tokens) {
+                                          int64_t tokens, int64_t split = 0, int64_t skip = 0) {
   constexpr int chunks_per_row = D / 8;
 #pragma unroll
   for (int c = threadIdx.x; c < rows * chunks_per_row; c += block_threads) {
     const int r = c / chunks_per_row, column = (c % chunks_per_row) * 8;
     const int64_t token = first + r;
     const bool valid = token < tokens;
-    copy16(tile + r * (D + row_pad) + column, valid ? head + token * ld + column : head, valid);
+    const int64_t row = token < split ? token : token + skip;
+    copy16(tile + r * (D + row_pad) + column, valid ? head + row * ld + column : head, valid);
   }
 }
 
@@ -83,18 +85,23 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
+  // This block's run: its query rows, and its keys (the shared prefix, then its own rows).
+  const int64_t run_first = p.runs.bounds[blockIdx.z];
+  const int64_t tokens = p.runs.bounds[blockIdx.z + 1] - run_first;
   // Causal blocks late in the prompt do the most work: start them first.
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * block_queries;
-  const bf16* q_head = p.q + head * D;
+  if (q0 >= tokens) return;  // a run shorter than the longest
+  const int64_t offset = p.keys;  // prefix keys before the run's first query
+  const int64_t keys = offset + tokens;
+  const bf16* q_head = p.q + run_first * p.ldq + head * D;
   const bf16* k_head = p.k + kv_head * D;
   const bf16* v_head = p.v + kv_head * D;
-  const int64_t offset = p.keys - p.tokens;  // queries are the last `tokens` positions
-  const int64_t key_end = p.causal ? min(p.keys, offset + q0 + block_queries) : p.keys;
+  const int64_t key_end = p.causal ? min(keys, offset + q0 + block_queries) : keys;
   const int tiles = int((key_end + keys_per_tile - 1) / keys_per_tile);
 
-  load_tile<D, block_queries>(q_tile, q_head, p.ldq, q0, p.tokens);
-  load_tile<D, keys_per_tile>(k_tiles, k_head, p.ldk, 0, p.keys);
-  load_tile<D, keys_per_tile>(v_tiles, v_head, p.ldv, 0, p.keys);
+  load_tile<D, block_queries>(q_tile, q_head, p.ldq, q0, tokens);
+  load_tile<D, keys_per_tile>(k_tiles, k_head, p.ldk, 0, keys, offset, run_first);
+  load_tile<D, keys_per_tile>(v_tiles, v_head, p.ldv, 0, keys, offset, run_first);
   copies_commit();
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
@@ -112,9 +119,9 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
       const int next = (t + 1) & 1;
       const int64_t first = int64_t(t + 1) * keys_per_tile;
       load_tile<D, keys_per_tile>(k_tiles + next * keys_per_tile * stride, k_head, p.ldk, first,
-                                  p.keys);
+                                  keys, offset, run_first);
       load_tile<D, keys_per_tile>(v_tiles + next * keys_per_tile * stride, v_head, p.ldv, first,
-                                  p.keys);
+                                  keys, offset, run_first);
       copies_commit();
       copies_wait<1>();
     } else {
@@ -145,7 +152,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 
       float tile_max[2] = {-INFINITY, -INFINITY};
       // Warp-uniform: every key of the tile exists and (causal) precedes the warp's first row.
-      const bool all_visible = key0 + keys_per_tile <= p.keys &&
+      const bool all_visible = key0 + keys_per_tile <= keys &&
                                (!p.causal || key0 + keys_per_tile - 1 <= offset + q0 + warp * 16);
       if (all_visible) {
 #pragma unroll
@@ -161,7 +168,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
-            const bool visible = key < p.keys && (!p.causal || key <= offset + rows[e >> 1]);
+            const bool visible = key < keys && (!p.causal || key <= offset + rows[e >> 1]);
             s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
             tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
           }
@@ -221,13 +228,14 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
     const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      if (rows[i] >= p.tokens) continue;
+      if (rows[i] >= tokens) continue;
       const float2 value = make_float2(o[d][2 * i] * inverse[i], o[d][2 * i + 1] * inverse[i]);
+      const int64_t out_row = run_first + rows[i];
       if (p.out_bf16)
-        *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + rows[i] * p.ldo + column) =
+        *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + out_row * p.ldo + column) =
             __float22bfloat162_rn(value);
       else
-        *reinterpret_cast<float2*>(p.out + rows[i] * p.ldo + column) = value;
+        *reinterpret_cast<float2*>(p.out + out_row * p.ldo + column) = value;
     }
   }
 }
@@ -242,7 +250,8 @@ void launch(const attention_problem& p, cudaStream_t stream) {
   if (configured != cudaSuccess)
     throw std::runtime_error(std::string("flash_attention: shared memory: ") +
                              cudaGetErrorString(configured));
-  const dim3 grid(unsigned((p.tokens + block_queries - 1) / block_queries), unsigned(p.q_heads));
+  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
+                  unsigned(p.q_heads), unsigned(p.runs.count));
   flash_attention_kernel<D, keys_per_tile><<<grid, block_threads, shared_bytes, stream>>>(
       p, p.scale * 1.4426950408889634f);
   check_launch("flash_attention");
@@ -259,9 +268,16 @@ bool supported_head_dim(int64_t head_dim) { return head_dim == 64 || head_dim ==
 void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   if (problem.tokens == 0) return;
   attention_problem p = problem;
-  if (p.keys == 0) p.keys = p.tokens;
-  if (p.keys < p.tokens)
-    throw std::invalid_argument("flash_attention: fewer keys than queries");
+  if (p.runs.count == 0) {  // one sequence: its queries are the last `tokens` of the keys
+    if (p.keys == 0) p.keys = p.tokens;
+    if (p.keys < p.tokens)
+      throw std::invalid_argument("flash_attention: fewer keys than queries");
+    p.keys -= p.tokens;
+    p.runs = single_run(p.tokens);
+  } else if (p.runs.count > max_runs || p.runs.rows() != p.tokens || p.keys < 0) {
+    throw std::invalid_argument("flash_attention: runs do not cover the queries");
+  }
+  // From here p.keys counts the prefix keys every run sees before its own.
   if (!supported_head_dim(p.head_dim))
     throw std::invalid_argument("flash_attention: head_dim " + std::to_string(p.head_dim) +
                                 " is not supported (64 or 256)");

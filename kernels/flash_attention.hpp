@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/row_runs.hpp"
+
 namespace cua_s1::kernels {
 
 struct attention_problem {
@@ -29,6 +31,12 @@ struct attention_problem {
   int64_t q_heads = 0, kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (q / kv)
   float scale = 1.0f;
   bool causal = false;
+  // Several sequences over one cached prefix (runs.count > 0; `tokens` = runs.rows()): query
+  // rows of run r are its own positions; it sees the first `keys` rows of k/v (the shared
+  // prefix) followed by its own keys, stored at k/v rows keys + runs.bounds[r] onwards (each
+  // run's rows right after the ones before it). Causal query i of a run sees prefix and own
+  // keys up to its own position i.
+  row_runs runs;
 };
 
 // Runs on `stream`. Throws std::invalid_argument for an unsupported head size, q/kv head counts

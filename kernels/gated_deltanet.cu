@@ -18,15 +18,20 @@ __device__ __forceinline__ float conv_input(const float* u, const float* history
 }
 
 // Grid (tokens, channel blocks): no 64-bit division per value.
-__global__ void conv_kernel(const float* u, int64_t channels, const float* w, int64_t kernel,
-                            const float* history, float* c) {
+__global__ void conv_kernel(const float* u, row_runs runs, int64_t channels, const float* w,
+                            int64_t kernel, const float* history, float* c) {
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, t = blockIdx.x;
   if (ch >= channels) return;
-  const int64_t i = t * channels + ch;
+  int64_t first = 0;  // the first row of t's run
+  for (int r = 1; r < runs.count; ++r)
+    if (t >= runs.bounds[r]) first = runs.bounds[r];
+  const float* run_u = u + first * channels;
+  const int64_t local = t - first;
   float sum = 0;
   for (int64_t j = 0; j < kernel; ++j)
-    sum += w[ch * kernel + j] * conv_input(u, history, t - (kernel - 1) + j, channels, kernel, ch);
-  c[i] = silu_f(sum);
+    sum += w[ch * kernel + j] *
+           conv_input(run_u, history, local - (kernel - 1) + j, channels, kernel, ch);
+  c[t * channels + ch] = silu_f(sum);
 }
 
 __global__ void conv_history_kernel(const float* u, int64_t tokens, int64_t channels,
@@ -62,11 +67,13 @@ __global__ void gates_kernel(const float* b, const float* a, const float* a_log,
 
 }  // namespace
 
-void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
+void causal_conv_silu(const float* u, const row_runs& runs, int64_t channels, const float* w,
                       int64_t kernel, const float* history, float* c, cudaStream_t stream) {
-  if (tokens * channels == 0) return;
-  conv_kernel<<<dim3(unsigned(tokens), blocks_for(channels, threads)), threads, 0, stream>>>(
-      u, channels, w, kernel, history, c);
+  if (runs.count <= 0 || runs.count > max_runs)
+    throw std::invalid_argument("causal_conv_silu: 1 to 8 runs");
+  if (runs.rows() * channels == 0) return;
+  conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0, stream>>>(
+      u, runs, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
 }
 

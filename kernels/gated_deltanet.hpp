@@ -6,12 +6,15 @@
 
 #include <cstdint>
 
+#include "kernels/row_runs.hpp"
+
 namespace cua_s1::kernels {
 
-// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]). Rows before the segment come
-// from `history` [kernel - 1, channels] (the inputs of the kernel - 1 positions before it, oldest
-// first), or are 0 where history is null (the start of the prompt).
-void causal_conv_silu(const float* u, int64_t tokens, int64_t channels, const float* w,
+// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]) within each run of `runs`.
+// Rows before a run's start come from `history` [kernel - 1, channels] (the inputs of the kernel
+// - 1 positions before it, oldest first; the same for every run), or are 0 where history is null
+// (the start of the prompt).
+void causal_conv_silu(const float* u, const row_runs& runs, int64_t channels, const float* w,
                       int64_t kernel, const float* history, float* c, cudaStream_t stream);
 
 // The history the next segment needs: the last kernel - 1 input rows, reaching back into
@@ -31,12 +34,14 @@ void deltanet_gates(const float* b, const float* a, const float* a_log, const fl
                     cudaStream_t stream);
 
 // The gated delta rule in the chunked form of spec/model.md 4.4 step 5 (chunks of 64 tokens from
-// the segment's first token, zero-padded; everything fp32). q, k, v of token t sit in `qkv` at
+// each run's first token, zero-padded; everything fp32). Each run of `runs` (count 0: one run of
+// `tokens`) is its own sequence. q, k, v of token t sit in `qkv` at
 // row t (stride ld) at q_offset / k_offset + key head * key_dim and v_offset + value head *
 // value_dim; value head h reads key head h / (value_heads / key_heads). out [tokens, value_heads *
 // value_dim]. The state starts from `state_in` (null: zero) and, where `state_out` is set, is
 // stored there at the end (both [value_heads * value_dim, key_dim]: the key rows of each value
-// column; they may be the same buffer). key_dim = value_dim = 128.
+// column; they may be the same buffer). Every run starts from `state_in`; `state_out` needs a
+// single run. key_dim = value_dim = 128.
 inline constexpr int64_t delta_rule_chunk = 64;
 
 struct delta_rule_args {
@@ -49,8 +54,9 @@ struct delta_rule_args {
   const float* state_in = nullptr;
   float* state_out = nullptr;
   float* scratch = nullptr;  // delta_rule_scratch_floats() floats, stream-ordered
+  row_runs runs;             // count 0: one run of `tokens`; else runs.rows() == tokens
 };
-size_t delta_rule_scratch_floats(int64_t tokens, int64_t value_heads, int64_t key_dim,
+size_t delta_rule_scratch_floats(const row_runs& runs, int64_t value_heads, int64_t key_dim,
                                  int64_t value_dim);
 void gated_delta_rule(const delta_rule_args& args, cudaStream_t stream);
 

@@ -180,8 +180,9 @@ BOOST_AUTO_TEST_CASE(language_prefill_at_the_chunk_and_token_edges,
 }
 
 // Four questions on one screenshot: the shared prefix (system text + image, cut at the GDN chunk
-// boundary) runs once and each suffix resumes from its K/V rows and GDN state. Each answer must match the same question run
-// alone as a whole prompt on the GPU and on the CPU backend.
+// boundary) runs once and the suffixes, batched into one pass, resume from its K/V rows and GDN
+// state. Each answer must match the same question run alone as a whole prompt on the GPU and on
+// the CPU backend.
 BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
                      *utf::precondition(test::cuda_present)) {
   prepared_request request = image_request(16, 16);
@@ -220,6 +221,24 @@ BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
       BOOST_TEST(vs_whole <= 2e-2);  // the same math, GEMMs of other heights
       BOOST_TEST(p_vs_cpu <= 2e-2);
       BOOST_TEST(replayed->at(i).logits == ours, boost::test_tools::per_element());
+    }
+  }
+
+  // Questions that share nothing run as whole prompts, batched into one pass from position 0.
+  prepared_request unshared = request;
+  unshared.questions[2].input_ids[0] += 1;
+  BOOST_TEST_REQUIRE(shared_prefix_tokens(unshared, kernels::delta_rule_chunk) == 0u);
+  auto batched = (*made)->run(unshared);
+  BOOST_REQUIRE(batched);
+  for (size_t i = 0; i < unshared.questions.size(); ++i) {
+    BOOST_TEST_CONTEXT("unshared question " << i) {
+      prepared_request alone = unshared;
+      alone.questions = {unshared.questions[i]};
+      auto whole = (*made)->run(alone);
+      BOOST_REQUIRE(whole);
+      const double vs_whole = max_abs_difference(batched->at(i).logits, whole->at(0).logits);
+      BOOST_TEST_MESSAGE("unshared question " << i << ": max |logit batched - alone| " << vs_whole);
+      BOOST_TEST(vs_whole <= 2e-2);
     }
   }
 }
@@ -408,7 +427,7 @@ BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,
       kernels::attention_problem problem{dq.get(), q_width, dk.get(), kv_width, dv.get(),
                                          kv_width, out.get(), nullptr, q_width, s.tokens, s.keys,
                                          s.heads, s.kv_heads, s.dim,
-                                         1.0f / std::sqrt(float(s.dim)), s.causal};
+                                         1.0f / std::sqrt(float(s.dim)), s.causal, {}};
       kernels::flash_attention(problem, stream);
       const std::vector<float> ours = download(out.get(), expected.size(), stream);
       double diff = 0, norm = 0;
@@ -486,5 +505,174 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
       BOOST_TEST(replayed->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
       BOOST_TEST(churned->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
     }
+}
+#endif
+
+#ifdef CUA_S1_HAVE_CUDA
+namespace {
+
+std::vector<float> random_values(size_t count, float low, float high) {
+  std::uniform_real_distribution<float> value(low, high);
+  std::vector<float> v(count);
+  for (float& e : v) e = value(rng());
+  return v;
+}
+
+// Rows [first, first + count) of a [rows, width] host matrix.
+std::vector<float> rows_of(const std::vector<float>& m, int64_t width, int64_t first, int64_t count) {
+  return {m.begin() + first * width, m.begin() + (first + count) * width};
+}
+
+}  // namespace
+
+// Suffixes batched as runs over one cached prefix: one launch gives, bit for bit, what each run
+// alone gives as a single sequence over the prefix followed by its own keys (both head sizes,
+// runs of 1, 63, 64, 65 and 150 rows, causal and not).
+BOOST_AUTO_TEST_CASE(attention_runs_equal_each_run_alone,
+                     *utf::precondition(test::cuda_present)) {
+  const std::vector<int64_t> lengths{1, 63, 64, 65, 150};
+  const kernels::row_runs runs = kernels::runs_of(lengths);
+  struct shape {
+    int64_t prefix, heads, kv_heads, dim;
+    bool causal;
+  };
+  for (const shape s : {shape{128, 4, 2, 256, true}, shape{0, 4, 2, 256, true},
+                        shape{70, 2, 2, 64, false}}) {
+    BOOST_TEST_CONTEXT("prefix " << s.prefix << ", head dim " << s.dim << ", causal " << s.causal) {
+      const cudaStream_t stream = rig().stream;
+      const int64_t q_width = s.heads * s.dim, kv_width = s.kv_heads * s.dim;
+      const int64_t rows = runs.rows(), keys = s.prefix + rows;
+      std::vector<float> q = random_values(size_t(rows * q_width), -2, 2),
+                         k = random_values(size_t(keys * kv_width), -2, 2),
+                         v = random_values(size_t(keys * kv_width), -2, 2);
+      for (auto* x : {&q, &k, &v})
+        for (float& e : *x) e = bf16_round(e);
+      auto dq = to_device_bf16(q), dk = to_device_bf16(k), dv = to_device_bf16(v);
+      gpu::device_buffer<float> batched(size_t(rows * q_width), stream);
+      kernels::attention_problem problem;
+      problem.q = dq.get();
+      problem.ldq = q_width;
+      problem.k = dk.get();
+      problem.ldk = kv_width;
+      problem.v = dv.get();
+      problem.ldv = kv_width;
+      problem.out = batched.get();
+      problem.ldo = q_width;
+      problem.tokens = rows;
+      problem.keys = s.prefix;
+      problem.q_heads = s.heads;
+      problem.kv_heads = s.kv_heads;
+      problem.head_dim = s.dim;
+      problem.scale = 1.0f / std::sqrt(float(s.dim));
+      problem.causal = s.causal;
+      problem.runs = runs;
+      kernels::flash_attention(problem, stream);
+      const std::vector<float> together = download(batched.get(), size_t(rows * q_width), stream);
+
+      for (int r = 0; r < runs.count; ++r) {
+        const int64_t first = runs.bounds[r], length = runs.length(r);
+        std::vector<float> run_k = rows_of(k, kv_width, 0, s.prefix), run_v = rows_of(v, kv_width, 0, s.prefix);
+        const std::vector<float> own_k = rows_of(k, kv_width, s.prefix + first, length),
+                                 own_v = rows_of(v, kv_width, s.prefix + first, length);
+        run_k.insert(run_k.end(), own_k.begin(), own_k.end());
+        run_v.insert(run_v.end(), own_v.begin(), own_v.end());
+        auto rq = to_device_bf16(rows_of(q, q_width, first, length)), rk = to_device_bf16(run_k),
+             rv = to_device_bf16(run_v);
+        gpu::device_buffer<float> alone(size_t(length * q_width), stream);
+        kernels::attention_problem single = problem;
+        single.q = rq.get();
+        single.k = rk.get();
+        single.v = rv.get();
+        single.out = alone.get();
+        single.tokens = length;
+        single.keys = s.prefix + length;
+        single.runs = {};
+        kernels::flash_attention(single, stream);
+        const std::vector<float> expected = download(alone.get(), size_t(length * q_width), stream);
+        BOOST_TEST_CONTEXT("run " << r << " (" << length << " rows)") {
+          BOOST_TEST(rows_of(together, q_width, first, length) == expected,
+                     boost::test_tools::per_element());
+        }
+      }
+    }
+  }
+}
+
+// The GDN causal conv and the chunked delta rule over runs (each from the same history and
+// state) give, bit for bit, what each run gives alone.
+BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
+                     *utf::precondition(test::cuda_present)) {
+  const std::vector<int64_t> lengths{1, 63, 64, 65, 150, 3};
+  const kernels::row_runs runs = kernels::runs_of(lengths);
+  const int64_t rows = runs.rows(), key_heads = 2, value_heads = 4, dim = 128;
+  const int64_t channels = 2 * key_heads * dim + value_heads * dim, kernel = 4;
+  const int64_t v_width = value_heads * dim;
+  const cudaStream_t stream = rig().stream;
+
+  // Causal conv + SiLU with a history.
+  const std::vector<float> u = random_values(size_t(rows * channels), -1, 1),
+                           w = random_values(size_t(channels * kernel), -0.5f, 0.5f),
+                           history = random_values(size_t((kernel - 1) * channels), -1, 1);
+  auto du = to_device(u), dw = to_device(w), dh = to_device(history);
+  gpu::device_buffer<float> conv(size_t(rows * channels), stream);
+  kernels::causal_conv_silu(du.get(), runs, channels, dw.get(), kernel, dh.get(), conv.get(), stream);
+  const std::vector<float> conv_together = download(conv.get(), size_t(rows * channels), stream);
+
+  // The delta rule on normalised-size inputs: q, k ~ unit rows, beta in (0, 1), log decay < 0.
+  std::vector<float> qkv = random_values(size_t(rows * channels), -0.09f, 0.09f);
+  const std::vector<float> beta = random_values(size_t(rows * value_heads), 0.05f, 0.95f),
+                           decay = random_values(size_t(rows * value_heads), -0.6f, -0.01f),
+                           state = random_values(size_t(v_width * dim), -0.3f, 0.3f);
+  auto dqkv = to_device(qkv), dbeta = to_device(beta), ddecay = to_device(decay),
+       dstate = to_device(state);
+  auto rule_over = [&](const float* qkv_rows, const float* beta_rows, const float* decay_rows,
+                       const kernels::row_runs& over) {
+    kernels::delta_rule_args rule;
+    rule.qkv = qkv_rows;
+    rule.ld = channels;
+    rule.k_offset = key_heads * dim;
+    rule.v_offset = 2 * key_heads * dim;
+    rule.beta = beta_rows;
+    rule.log_decay = decay_rows;
+    rule.tokens = over.rows();
+    rule.key_heads = key_heads;
+    rule.value_heads = value_heads;
+    rule.key_dim = dim;
+    rule.value_dim = dim;
+    rule.state_in = dstate.get();
+    rule.runs = over;
+    gpu::device_buffer<float> out(size_t(over.rows() * v_width), stream);
+    gpu::device_buffer<float> scratch(kernels::delta_rule_scratch_floats(over, value_heads, dim, dim),
+                                      stream);
+    rule.out = out.get();
+    rule.scratch = scratch.get();
+    kernels::gated_delta_rule(rule, stream);
+    return download(out.get(), size_t(over.rows() * v_width), stream);
+  };
+  const std::vector<float> rule_together = rule_over(dqkv.get(), dbeta.get(), ddecay.get(), runs);
+
+  for (int r = 0; r < runs.count; ++r) {
+    const int64_t first = runs.bounds[r], length = runs.length(r);
+    BOOST_TEST_CONTEXT("run " << r << " (" << length << " rows)") {
+      const kernels::row_runs one = kernels::single_run(length);
+      gpu::device_buffer<float> alone(size_t(length * channels), stream);
+      kernels::causal_conv_silu(du.get() + first * channels, one, channels, dw.get(), kernel,
+                                dh.get(), alone.get(), stream);
+      BOOST_TEST(rows_of(conv_together, channels, first, length) ==
+                     download(alone.get(), size_t(length * channels), stream),
+                 boost::test_tools::per_element());
+      const std::vector<float> expected =
+          rule_over(dqkv.get() + first * channels, dbeta.get() + first * value_heads,
+                    ddecay.get() + first * value_heads, one);
+      BOOST_TEST(rows_of(rule_together, v_width, first, length) == expected,
+                 boost::test_tools::per_element());
+    }
+  }
+  // Several runs cannot keep one state.
+  kernels::delta_rule_args keeping;
+  keeping.tokens = rows;
+  keeping.runs = runs;
+  keeping.state_out = dstate.get();
+  BOOST_CHECK_THROW(kernels::gated_delta_rule(keeping, stream), std::invalid_argument);
 }
 #endif

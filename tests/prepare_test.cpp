@@ -201,3 +201,28 @@ BOOST_AUTO_TEST_CASE(questions_share_the_prompt_up_to_their_first_difference) {
   BOOST_TEST(shared_prefix_tokens(moved, 64) == 64u);
   BOOST_TEST(shared_prefix_tokens(moved, 128) == 0u);
 }
+
+// Suffix batches: in order, at most max_questions each, suffix rows within max_rows, an
+// oversized question alone.
+BOOST_AUTO_TEST_CASE(suffix_batches_bound_questions_and_rows) {
+  prepared_request request;
+  for (const size_t length : {110, 150, 130, 400, 120, 105, 101, 102}) {
+    prepared_question question;
+    question.input_ids.assign(length, 7);
+    request.questions.push_back(std::move(question));
+  }
+  auto spans = [](const std::vector<question_batch>& batches) {
+    std::vector<std::pair<size_t, size_t>> out;
+    for (const question_batch& b : batches) out.emplace_back(b.first, b.count);
+    return out;
+  };
+  using spans_t = std::vector<std::pair<size_t, size_t>>;
+  // shared 100: suffixes 10, 50, 30, 300, 20, 5, 1, 2
+  BOOST_TEST((spans(suffix_batches(request, 100, 4096, 8)) == spans_t{{0, 8}}));
+  BOOST_TEST((spans(suffix_batches(request, 100, 4096, 3)) == spans_t{{0, 3}, {3, 3}, {6, 2}}));
+  BOOST_TEST((spans(suffix_batches(request, 100, 100, 8)) == spans_t{{0, 3}, {3, 1}, {4, 4}}));
+  BOOST_TEST((spans(suffix_batches(request, 100, 40, 8)) ==
+              spans_t{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 4}}));
+  // No shared prefix: whole prompts.
+  BOOST_TEST((spans(suffix_batches(request, 0, 500, 8)) == spans_t{{0, 3}, {3, 1}, {4, 4}}));
+}

@@ -1,13 +1,15 @@
-// cuda_backend: vision once per request, the questions' shared prefix once, every question's
-// suffix enqueued on one stream, one copy of all letter logits back; stage times from CUDA
-// events.
+// cuda_backend: vision once per request, the questions' shared prefix once, the questions'
+// suffixes batched into one pass, all on one stream, one copy of all letter logits back; stage
+// times from CUDA events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <exception>
+#include <span>
 
+#include "api/decision_request.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
@@ -22,6 +24,10 @@ namespace cua_s1 {
 namespace {
 
 using gpu::check_cuda;
+
+// The most suffix rows one batched language pass takes: its activations then need no more
+// memory than one prompt of the longest valid length.
+constexpr size_t max_batch_rows = max_prompt_tokens;
 
 class event {
  public:
@@ -189,22 +195,27 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     gpu::device_buffer<float> logits(letters, stream_);
     // Questions on the same screenshot share the prompt up to (at least) the image: that
     // prefix runs once and leaves its K/V rows and GDN state for every question's suffix. It
-    // ends on a GDN chunk boundary, so the suffixes see the chunks of a whole-prompt run.
+    // ends on a GDN chunk boundary, so the suffixes see the chunks of a whole-prompt run. The
+    // suffixes then go through the layers together, as runs of one pass (one per question
+    // while a probe reports stages).
     const int64_t shared =
         ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, kernels::delta_rule_chunk));
+    const std::span<const prepared_question> questions(request.questions);
     if (shared > 0)
-      graphs_.enqueue(ctx, config, device_weights_->language, request.questions.front(),
-                      gpu::segment{0, shared, false, true, false}, features.get(), image_rows,
+      graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
+                      gpu::segment{0, {shared}, false, true, false}, features.get(), image_rows,
                       nullptr);
     size_t offset = 0;
-    for (const prepared_question& question : request.questions) {
-      const gpu::segment part =
-          shared > 0 ? gpu::segment{shared, int64_t(question.input_ids.size()) - shared, true,
-                                    false, true}
-                     : gpu::whole_prompt(question);
-      graphs_.enqueue(ctx, config, device_weights_->language, question, part, features.get(),
-                      image_rows, logits.get() + offset);
-      offset += question.letter_ids.size();
+    for (const question_batch& batch :
+         suffix_batches(request, size_t(shared), max_batch_rows,
+                        ctx.probing() ? 1 : size_t(kernels::max_runs))) {
+      const auto batch_questions = questions.subspan(batch.first, batch.count);
+      gpu::segment part{shared, {}, shared > 0, false, true};
+      for (const prepared_question& question : batch_questions)
+        part.lengths.push_back(int64_t(question.input_ids.size()) - shared);
+      graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
+                      features.get(), image_rows, logits.get() + offset);
+      for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();
     }
     float* host_logits = staging_.reserve<float>(letters);
     check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),

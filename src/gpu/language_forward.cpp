@@ -50,7 +50,8 @@ struct deltanet_state {
 
 void run_deltanet(const forward_context& ctx, const text_config& config,
                   const device_deltanet& layer, const deltanet_state& state, const bf16* x,
-                  int64_t tokens, float* h) {
+                  const kernels::row_runs& runs, float* h) {
+  const int64_t tokens = runs.rows();
   const cudaStream_t s = ctx.stream;
   const int64_t key_heads = config.linear_num_key_heads, value_heads = config.linear_num_value_heads;
   const int64_t key_dim = config.linear_key_head_dim, value_dim = config.linear_value_head_dim;
@@ -67,9 +68,10 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   device_buffer<float> c(size_t(tokens * channels), s);
   const int64_t kernel = config.linear_conv_kernel_dim;
   const float* history = state.resume ? state.conv_history : nullptr;
-  kernels::causal_conv_silu(u.get(), tokens, channels, layer.conv1d, kernel, history, c.get(), s);
+  kernels::causal_conv_silu(u.get(), runs, channels, layer.conv1d, kernel, history, c.get(), s);
   if (state.keep) {
     if (state.resume) throw std::logic_error("a segment both resumes and keeps the GDN state");
+    if (runs.count != 1) throw std::logic_error("only a single run keeps the GDN state");
     kernels::conv_history_after(u.get(), tokens, channels, kernel, nullptr, state.conv_history, s);
   }
   kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
@@ -96,8 +98,9 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.out = o.get();
   rule.state_in = state.resume ? state.recurrent : nullptr;
   rule.state_out = state.keep ? state.recurrent : nullptr;
+  rule.runs = runs;
   device_buffer<float> scratch(
-      kernels::delta_rule_scratch_floats(tokens, value_heads, key_dim, value_dim), s);
+      kernels::delta_rule_scratch_floats(runs, value_heads, key_dim, value_dim), s);
   rule.scratch = scratch.get();
   kernels::gated_delta_rule(rule, s);
 
@@ -107,7 +110,8 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   ctx.linear(layer.out_proj, normed.get(), tokens, h, config.hidden_size, true);
 }
 
-// K/V rows of the whole prompt so far: this segment's rows are written at `start`.
+// K/V rows of the prompt: the `start` rows before the segment (shared by its runs), then the
+// segment's rows, run after run.
 struct attention_cache {
   bf16* keys;
   bf16* values;
@@ -116,8 +120,10 @@ struct attention_cache {
 
 void run_attention_layer(const forward_context& ctx, const text_config& config,
                          const device_attention& layer, const rotary_view& rotary,
-                         const attention_cache& cache, const bf16* x, int64_t tokens, float* h) {
+                         const attention_cache& cache, const bf16* x,
+                         const kernels::row_runs& runs, float* h) {
   const cudaStream_t s = ctx.stream;
+  const int64_t tokens = runs.rows();
   const int64_t head_dim = config.head_dim;
   const int64_t heads = config.num_attention_heads, kv_heads = config.num_key_value_heads;
   const int64_t q_width = heads * head_dim, kv_width = kv_heads * head_dim;
@@ -165,7 +171,8 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   problem.out = attended.get();
   problem.ldo = q_width;
   problem.tokens = tokens;
-  problem.keys = cache.start + tokens;
+  problem.keys = cache.start;  // every run sees these, then its own rows
+  problem.runs = runs;
   problem.q_heads = heads;
   problem.kv_heads = kv_heads;
   problem.head_dim = head_dim;
@@ -211,52 +218,73 @@ prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cuda
   return cache;
 }
 
+int64_t segment::tokens() const {
+  int64_t sum = 0;
+  for (const int64_t length : lengths) sum += length;
+  return sum;
+}
+
 language_inputs upload_language_inputs(const forward_context& ctx, const model_config& model,
                                        const device_language& weights,
-                                       const prepared_question& question, const segment& part,
-                                       const float* image_features, int64_t image_rows,
-                                       prompt_cache& cache, language_buffers& buffers) {
+                                       std::span<const prepared_question> questions,
+                                       const segment& part, const float* image_features,
+                                       int64_t image_rows, prompt_cache& cache,
+                                       language_buffers& buffers) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
   const int64_t hidden = config.hidden_size;
-  const int64_t prompt = int64_t(question.input_ids.size()), tokens = part.tokens;
-  if (prompt == 0 || question.positions.axes[0].size() != size_t(prompt))
-    throw std::invalid_argument("positions do not match the prompt");
-  if (tokens <= 0 || part.start < 0 || part.start + tokens > prompt)
-    throw std::invalid_argument("the segment lies outside the prompt");
-  if (part.start + tokens > cache.capacity)
+  if (questions.size() != part.lengths.size())
+    throw std::invalid_argument("one question per run of the segment");
+  const kernels::row_runs runs = kernels::runs_of(part.lengths);
+  const int64_t tokens = runs.rows();
+  if (part.start < 0 || part.start + tokens > cache.capacity)
     throw std::invalid_argument("the prompt cache is too small for the segment");
-  if (question.letter_ids.empty() || question.letter_ids.size() > max_letters)
-    throw std::invalid_argument("a question needs 1 to 26 letters");
+
   mrope_positions positions;
-  for (size_t axis = 0; axis < 3; ++axis)
-    positions.axes[axis].assign(question.positions.axes[axis].begin() + part.start,
-                                question.positions.axes[axis].begin() + part.start + tokens);
+  std::vector<int32_t> sources;
+  std::vector<int32_t> letters(questions.size() * max_letters);
+  for (size_t r = 0; r < questions.size(); ++r) {
+    const prepared_question& question = questions[r];
+    const int64_t prompt = int64_t(question.input_ids.size()), length = part.lengths[r];
+    if (prompt == 0 || question.positions.axes[0].size() != size_t(prompt))
+      throw std::invalid_argument("positions do not match the prompt");
+    if (part.start + length > prompt) throw std::invalid_argument("the segment lies outside the prompt");
+    if (question.letter_ids.empty() || question.letter_ids.size() > max_letters)
+      throw std::invalid_argument("a question needs 1 to 26 letters");
+    for (size_t axis = 0; axis < 3; ++axis)
+      positions.axes[axis].insert(positions.axes[axis].end(),
+                                  question.positions.axes[axis].begin() + part.start,
+                                  question.positions.axes[axis].begin() + part.start + length);
+    const std::vector<int32_t> all = token_sources(model, weights.vocab, question, image_rows);
+    sources.insert(sources.end(), all.begin() + part.start, all.begin() + part.start + length);
+    // Every letter slot is read out (the unused ones repeat letter 0), so a captured graph
+    // serves any option count.
+    const auto slots = letters.begin() + ptrdiff_t(r * max_letters);
+    std::fill(slots, slots + max_letters, question.letter_ids.front());
+    std::copy(question.letter_ids.begin(), question.letter_ids.end(), slots);
+  }
   const cpu::rotary_table table =
       cpu::text_rotary(positions, config.rotary_dim(), config.rope_theta, config.mrope_section);
-  if (buffers.tokens != tokens) {
+  if (buffers.tokens != tokens || buffers.runs != questions.size()) {
     buffers.h = device_buffer<float>(size_t(tokens * hidden), s);
     buffers.cos = device_buffer<float>(table.cos.size(), s);
     buffers.sin = device_buffer<float>(table.sin.size(), s);
-    buffers.letters = device_buffer<int32_t>(max_letters, s);
-    buffers.logits = device_buffer<float>(max_letters, s);
+    buffers.letters = device_buffer<int32_t>(letters.size(), s);
+    buffers.logits = device_buffer<float>(letters.size(), s);
     buffers.tokens = tokens;
+    buffers.runs = questions.size();
   }
-  const std::vector<int32_t> sources = token_sources(model, weights.vocab, question, image_rows);
   device_buffer<int32_t> device_sources(size_t(tokens), s);
-  ctx.upload(sources.data() + part.start, size_t(tokens), device_sources.get());
+  ctx.upload(sources.data(), size_t(tokens), device_sources.get());
   kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
                         buffers.h.get(), s);
   ctx.upload(table.cos.data(), table.cos.size(), buffers.cos.get());
   ctx.upload(table.sin.data(), table.sin.size(), buffers.sin.get());
-  // Every letter slot is read out (the unused ones repeat letter 0), so a captured graph serves
-  // any option count.
-  std::vector<int32_t> letters(max_letters, question.letter_ids.front());
-  std::copy(question.letter_ids.begin(), question.letter_ids.end(), letters.begin());
   ctx.upload(letters.data(), letters.size(), buffers.letters.get());
 
   language_inputs inputs;
   inputs.part = part;
+  inputs.runs = runs;
   inputs.cache = &cache;
   inputs.h = buffers.h.get();
   inputs.cos = buffers.cos.get();
@@ -271,7 +299,7 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
                                 const device_language& weights, const language_inputs& in) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
-  const int64_t hidden = config.hidden_size, tokens = in.part.tokens;
+  const int64_t hidden = config.hidden_size, tokens = in.runs.rows();
   float* h = in.h;
   ctx.report("language.embeddings", h, tokens, hidden);
   const rotary_view rotary{in.cos, in.sin, in.half};
@@ -287,13 +315,13 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
       const size_t a = attention_layers++;
       run_attention_layer(ctx, config, layer.attention, rotary,
                           {cache.keys.at(a).get(), cache.values.at(a).get(), in.part.start},
-                          normed.get(), tokens, h);
+                          normed.get(), in.runs, h);
     } else {
       const size_t d = deltanet_layers++;
       run_deltanet(ctx, config, layer.deltanet,
                    {cache.recurrent.at(d).get(), cache.conv_history.at(d).get(), in.part.resume,
                     in.part.keep},
-                   normed.get(), tokens, h);
+                   normed.get(), in.runs, h);
     }
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.post_attention_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
@@ -302,34 +330,50 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
   }
 
   if (!in.part.readout) return;
-  // Final norm: every row when a probe wants the stage, else the last position alone.
-  const int64_t first = ctx.probing() ? 0 : tokens - 1;
-  device_buffer<float> final_rows(size_t((tokens - first) * hidden), s);
-  kernels::rms_norm_zero_centred(h + first * hidden, tokens - first, hidden, hidden,
-                                 weights.final_norm.weight, config.rms_norm_eps, nullptr,
-                                 final_rows.get(), s);
-  if (first == 0) ctx.report("language.norm", final_rows.get(), tokens, hidden);
-  kernels::letter_logits(final_rows.get() + (tokens - 1 - first) * hidden, weights.embed_tokens,
-                         in.letters, max_letters, hidden, in.logits, s);
+  // Final norm: every row when a probe wants the stage, else each run's last row alone.
+  const int runs = in.runs.count;
+  device_buffer<float> final_rows(size_t((ctx.probing() ? tokens : runs) * hidden), s);
+  auto last_row = [&](int r) {  // run r's last row after the final norm
+    const int64_t row = in.runs.bounds[r + 1] - 1;
+    return final_rows.get() + (ctx.probing() ? row : r) * hidden;
+  };
+  if (ctx.probing()) {
+    kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, weights.final_norm.weight,
+                                   config.rms_norm_eps, nullptr, final_rows.get(), s);
+    ctx.report("language.norm", final_rows.get(), tokens, hidden);
+  } else {
+    for (int r = 0; r < runs; ++r)
+      kernels::rms_norm_zero_centred(h + (in.runs.bounds[r + 1] - 1) * hidden, 1, hidden, hidden,
+                                     weights.final_norm.weight, config.rms_norm_eps, nullptr,
+                                     last_row(r), s);
+  }
+  for (int r = 0; r < runs; ++r)
+    kernels::letter_logits(last_row(r), weights.embed_tokens, in.letters + r * max_letters,
+                           max_letters, hidden, in.logits + r * max_letters, s);
 }
 
 void enqueue_segment(const forward_context& ctx, const model_config& model,
-                     const device_language& weights, const prepared_question& question,
+                     const device_language& weights, std::span<const prepared_question> questions,
                      const segment& part, const float* image_features, int64_t image_rows,
                      prompt_cache& cache, float* logits) {
   language_buffers buffers;
-  const language_inputs inputs = upload_language_inputs(ctx, model, weights, question, part,
-                                                        image_features, image_rows, cache, buffers);
+  const language_inputs inputs = upload_language_inputs(
+      ctx, model, weights, questions, part, image_features, image_rows, cache, buffers);
   enqueue_layers_and_readout(ctx, model, weights, inputs);
-  copy_letter_logits(ctx, question, inputs, logits);
+  copy_letter_logits(ctx, questions, inputs, logits);
 }
 
-void copy_letter_logits(const forward_context& ctx, const prepared_question& question,
+void copy_letter_logits(const forward_context& ctx, std::span<const prepared_question> questions,
                         const language_inputs& inputs, float* logits) {
   if (!inputs.part.readout) return;
-  check_cuda(cudaMemcpyAsync(logits, inputs.logits, question.letter_ids.size() * sizeof(float),
-                             cudaMemcpyDeviceToDevice, ctx.stream),
-             "cudaMemcpyAsync (logits)");
+  size_t offset = 0;
+  for (size_t r = 0; r < questions.size(); ++r) {
+    const size_t count = questions[r].letter_ids.size();
+    check_cuda(cudaMemcpyAsync(logits + offset, inputs.logits + r * max_letters,
+                               count * sizeof(float), cudaMemcpyDeviceToDevice, ctx.stream),
+               "cudaMemcpyAsync (logits)");
+    offset += count;
+  }
 }
 
 void enqueue_letter_logits(const forward_context& ctx, const model_config& model,
@@ -337,8 +381,8 @@ void enqueue_letter_logits(const forward_context& ctx, const model_config& model
                            const float* image_features, int64_t image_rows, float* logits) {
   prompt_cache cache =
       make_prompt_cache(model.text, int64_t(question.input_ids.size()), ctx.stream);
-  enqueue_segment(ctx, model, weights, question, whole_prompt(question), image_features,
-                  image_rows, cache, logits);
+  enqueue_segment(ctx, model, weights, std::span(&question, 1), whole_prompt(question),
+                  image_features, image_rows, cache, logits);
 }
 
 }  // namespace cua_s1::gpu

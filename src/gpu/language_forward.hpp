@@ -3,10 +3,12 @@
 #pragma once
 
 #include <compare>
+#include <span>
 #include <vector>
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/forward_context.hpp"
+#include "kernels/row_runs.hpp"
 #include "model/model_config.hpp"
 #include "prep/request_preparer.hpp"
 
@@ -25,33 +27,40 @@ struct prompt_cache {
 };
 prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cudaStream_t stream);
 
-// One pass of the layer stack over prompt positions [start, start + tokens). Attention layers
-// write their K/V rows into the cache and read rows [0, start + tokens) from it.
+// One pass of the layer stack over prompt positions [start, start + lengths[r]) of one or more
+// questions, stacked row-wise as runs (kernels/row_runs.hpp): the questions' suffixes after a
+// shared prefix go through every GEMM together. Attention layers write run r's K/V rows into
+// the cache at rows start + (the lengths before r) and each run reads the cache's first `start`
+// rows followed by its own.
 struct segment {
-  int64_t start = 0, tokens = 0;
+  int64_t start = 0;
+  std::vector<int64_t> lengths;  // rows of each question, 1 to kernels::max_runs of them
   bool resume = false;   // GDN layers continue the cache's state (left by the pass before start)
-  bool keep = false;     // GDN layers leave their state at the segment's end in the cache
-  bool readout = true;   // letter logits of the segment's last position
+  bool keep = false;     // GDN layers leave their state at the end in the cache (one run only)
+  bool readout = true;   // letter logits of each run's last position
+  int64_t tokens() const;
   auto operator<=>(const segment&) const = default;
 };
 
 // The whole prompt of `question` in one pass.
 inline segment whole_prompt(const prepared_question& question) {
-  return segment{0, int64_t(question.input_ids.size()), false, false, true};
+  return segment{0, {int64_t(question.input_ids.size())}, false, false, true};
 }
 
-// Device inputs and outputs of the layer stack for one segment length; reused (and captured
+// Device inputs and outputs of the layer stack for one segment shape; reused (and captured
 // into a CUDA graph) while the segment stays the same.
 struct language_buffers {
   int64_t tokens = 0;
+  size_t runs = 0;
   device_buffer<float> h;         // [tokens, hidden] residual stream, filled by the embedding
   device_buffer<float> cos, sin;  // [tokens, rotary_dim / 2]
-  device_buffer<int32_t> letters;  // [26]
-  device_buffer<float> logits;     // [26]
+  device_buffer<int32_t> letters;  // [runs, 26]
+  device_buffer<float> logits;     // [runs, 26]
 };
 
 struct language_inputs {
   segment part;
+  kernels::row_runs runs;
   prompt_cache* cache = nullptr;
   float* h = nullptr;
   const float* cos = nullptr;
@@ -61,29 +70,33 @@ struct language_inputs {
   float* logits = nullptr;
 };
 
-// Enqueues the segment's uploads and embedding into `buffers` (reallocated when the length
-// changes) and returns views of them. The cache must hold start + tokens rows.
+// Enqueues the segment's uploads and embedding into `buffers` (reallocated when the shape
+// changes) and returns views of them; questions[r] is run r. The cache must hold start + tokens
+// rows.
 language_inputs upload_language_inputs(const forward_context& ctx, const model_config& config,
                                        const device_language& weights,
-                                       const prepared_question& question, const segment& part,
-                                       const float* image_features, int64_t image_rows,
-                                       prompt_cache& cache, language_buffers& buffers);
+                                       std::span<const prepared_question> questions,
+                                       const segment& part, const float* image_features,
+                                       int64_t image_rows, prompt_cache& cache,
+                                       language_buffers& buffers);
 
 // The decoder layers and, when the segment reads out, the final norm and the 26-slot letter
-// readout: no uploads and only stream-ordered allocations, so it can be captured into a graph.
+// readout of each run: no uploads and only stream-ordered allocations, so it can be captured into
+// a graph.
 void enqueue_layers_and_readout(const forward_context& ctx, const model_config& config,
                                 const device_language& weights, const language_inputs& inputs);
 
 // Enqueues the segment eagerly (image pads take the rows of `image_features` [image_rows,
-// hidden]) and, when it reads out, writes question.letter_ids.size() fp32 logits to `logits`
-// (device).
+// hidden]) and, when it reads out, writes each question's letter logits to `logits` (device),
+// question after question.
 void enqueue_segment(const forward_context& ctx, const model_config& config,
-                     const device_language& weights, const prepared_question& question,
+                     const device_language& weights, std::span<const prepared_question> questions,
                      const segment& part, const float* image_features, int64_t image_rows,
                      prompt_cache& cache, float* logits);
 
-// Copies the question's letter logits of a segment that read out to `logits` (device).
-void copy_letter_logits(const forward_context& ctx, const prepared_question& question,
+// Copies the questions' letter logits of a segment that read out to `logits` (device), question
+// after question.
+void copy_letter_logits(const forward_context& ctx, std::span<const prepared_question> questions,
                         const language_inputs& inputs, float* logits);
 
 // The whole prompt in one eager pass with a cache of its own.

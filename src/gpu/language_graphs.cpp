@@ -60,7 +60,8 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
     if (error.sticky()) throw;
     cudaGetLastError();  // a failed capture leaves a non-sticky error behind
     log_event(log_level::warning, "cuda_graph_capture_failed",
-              {{"start", inputs.part.start}, {"tokens", inputs.part.tokens},
+              {{"start", inputs.part.start}, {"tokens", inputs.part.tokens()},
+               {"runs", inputs.part.lengths.size()},
                {"detail", std::string_view(error.what())},
                {"fallback", "eager"}});
     return nullptr;
@@ -68,12 +69,12 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
 }
 
 void language_graphs::enqueue(const forward_context& ctx, const model_config& config,
-                              const device_language& weights, const prepared_question& question,
-                              const segment& part, const float* image_features,
-                              int64_t image_rows, float* logits) {
-  reserve_rows(config.text, part.start + part.tokens, ctx.stream);
+                              const device_language& weights,
+                              std::span<const prepared_question> questions, const segment& part,
+                              const float* image_features, int64_t image_rows, float* logits) {
+  reserve_rows(config.text, part.start + part.tokens(), ctx.stream);
   if (capacity_ == 0 || ctx.probing() || uncapturable_.count(part))
-    return enqueue_segment(ctx, config, weights, question, part, image_features, image_rows,
+    return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
                            cache_, logits);
 
   auto found = entries_.find(part);
@@ -88,18 +89,18 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
   ages_.push_front(part);
   e->age = ages_.begin();
 
-  const language_inputs inputs = upload_language_inputs(ctx, config, weights, question, part,
+  const language_inputs inputs = upload_language_inputs(ctx, config, weights, questions, part,
                                                         image_features, image_rows, cache_,
                                                         e->buffers);
   if (!e->exec && !capture(ctx, config, weights, inputs, *e)) {
     uncapturable_.insert(part);
     ages_.erase(e->age);
     entries_.erase(part);
-    return enqueue_segment(ctx, config, weights, question, part, image_features, image_rows,
+    return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
                            cache_, logits);
   }
   check_cuda(cudaGraphLaunch(e->exec, ctx.stream), "cudaGraphLaunch");
-  copy_letter_logits(ctx, question, inputs, logits);
+  copy_letter_logits(ctx, questions, inputs, logits);
 }
 
 }  // namespace cua_s1::gpu

@@ -1,4 +1,4 @@
-// CUDA graphs of the language layer stack, one per exact segment (start, length, state flow), in
+// CUDA graphs of the language layer stack, one per exact segment (start, run lengths, state flow), in
 // a bounded LRU cache, over one long-lived prompt cache. A segment is captured on first use and
 // replayed after that; a failed capture falls back to the eager path for that segment (logged
 // once), and replay is bit-identical to eager.
@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <set>
+#include <span>
 
 #include "gpu/language_forward.hpp"
 
@@ -25,7 +26,7 @@ class language_graphs {
   // As enqueue_segment on this object's prompt cache, through the cached graph of the segment
   // (eager when the cache is disabled, a probe is set, or the segment failed to capture).
   void enqueue(const forward_context& ctx, const model_config& config,
-               const device_language& weights, const prepared_question& question,
+               const device_language& weights, std::span<const prepared_question> questions,
                const segment& part, const float* image_features, int64_t image_rows,
                float* logits);
 

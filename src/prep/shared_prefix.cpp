@@ -27,4 +27,20 @@ size_t shared_prefix_tokens(const prepared_request& request, size_t alignment) {
   return shared >= min_shared_prefix_tokens ? shared : 0;
 }
 
+std::vector<question_batch> suffix_batches(const prepared_request& request, size_t shared,
+                                           size_t max_rows, size_t max_questions) {
+  std::vector<question_batch> batches;
+  size_t rows = 0;
+  for (size_t i = 0; i < request.questions.size(); ++i) {
+    const size_t suffix = request.questions[i].input_ids.size() - shared;
+    if (batches.empty() || batches.back().count == max_questions || rows + suffix > max_rows) {
+      batches.push_back({i, 0});
+      rows = 0;
+    }
+    ++batches.back().count;
+    rows += suffix;
+  }
+  return batches;
+}
+
 }  // namespace cua_s1

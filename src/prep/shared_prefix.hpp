@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "prep/request_preparer.hpp"
 
@@ -17,5 +18,17 @@ inline constexpr size_t min_shared_prefix_tokens = 64;
 // that a suffix starts on the chunk boundary a whole-prompt run would have). 0 for fewer than
 // two questions or a prefix under min_shared_prefix_tokens.
 size_t shared_prefix_tokens(const prepared_request& request, size_t alignment = 1);
+
+// Consecutive questions whose prompts after the first `shared` positions run as one pass.
+struct question_batch {
+  size_t first = 0, count = 0;
+};
+
+// Splits the questions, in order, into batches of at most `max_questions` whose suffixes (the
+// positions after `shared`) add up to at most `max_rows`; a question longer than that on its own
+// gets a batch of its own. Bounds the activation memory of a batched pass by that of one prompt
+// of max_rows positions.
+std::vector<question_batch> suffix_batches(const prepared_request& request, size_t shared,
+                                           size_t max_rows, size_t max_questions);
 
 }  // namespace cua_s1
