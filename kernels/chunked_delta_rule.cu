@@ -47,16 +47,30 @@ struct chunk_place {
   int rows;    // its rows (the last chunk of a run may be short)
 };
 __device__ __forceinline__ chunk_place locate_chunk(const row_runs& runs, int64_t c) {
-  for (int r = 0; r < runs.count; ++r) {
+  chunk_place place{0, 0};
+  bool found = false;
+#pragma unroll
+  for (int r = 0; r < max_runs; ++r) {  // unrolled: constant indices into the parameter
+    if (found || r >= runs.count) continue;
     const int64_t length = runs.bounds[r + 1] - runs.bounds[r];
     const int64_t in_run = (length + chunk - 1) / chunk;
     if (c < in_run) {
-      const int64_t t0 = runs.bounds[r] + c * chunk;
-      return {t0, int(min(int64_t(chunk), runs.bounds[r + 1] - t0))};
+      place.t0 = runs.bounds[r] + c * chunk;
+      place.rows = int(min(int64_t(chunk), runs.bounds[r + 1] - place.t0));
+      found = true;
     }
     c -= in_run;
   }
-  return {0, 0};  // not reached: the grid has as many chunks as the runs
+  return place;
+}
+
+// The first chunk of run r among all runs' chunks.
+__device__ __forceinline__ int64_t first_chunk_of(const row_runs& runs, int run) {
+  int64_t first = 0;
+#pragma unroll
+  for (int r = 0; r < max_runs; ++r)
+    if (r < run) first += (runs.bounds[r + 1] - runs.bounds[r] + chunk - 1) / chunk;
+  return first;
 }
 
 __device__ __forceinline__ float4 load4(const float* p) {
@@ -372,10 +386,8 @@ __global__ void __launch_bounds__(block_threads)
   const int tid = int(threadIdx.x);
   // This block's run: its rows and where its chunks start among all runs' chunks.
   const int run = int(blockIdx.z);
-  int64_t first_chunk = 0;
-  for (int r = 0; r < run; ++r)
-    first_chunk += (a.runs.bounds[r + 1] - a.runs.bounds[r] + chunk - 1) / chunk;
-  const int64_t run_first = a.runs.bounds[run], run_end = a.runs.bounds[run + 1];
+  const int64_t first_chunk = first_chunk_of(a.runs, run);
+  const int64_t run_first = run_bound(a.runs, run), run_end = run_bound(a.runs, run + 1);
   const int64_t run_chunks = (run_end - run_first + chunk - 1) / chunk;
   const int col = 2 * (tid % 16);  // this thread's two columns of the slice
   const int group = tid / 16;      // rows 4 group .. (Vnew, O) and 8 group .. (S)

@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
   // This block's run: its query rows, and its keys (the shared prefix, then its own rows).
-  const int64_t run_first = p.runs.bounds[blockIdx.z];
-  const int64_t tokens = p.runs.bounds[blockIdx.z + 1] - run_first;
+  const int64_t run_first = run_bound(p.runs, int(blockIdx.z));
+  const int64_t tokens = run_bound(p.runs, int(blockIdx.z) + 1) - run_first;
   // Causal blocks late in the prompt do the most work: start them first.
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * block_queries;
   if (q0 >= tokens) return;  // a run shorter than the longest

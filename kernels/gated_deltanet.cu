@@ -17,14 +17,12 @@ __device__ __forceinline__ float conv_input(const float* u, const float* history
   return history ? history[(kernel - 1 + source) * channels + ch] : 0.0f;
 }
 
-// Grid (tokens, channel blocks): no 64-bit division per value.
+// Any kernel width: grid (tokens, channel blocks), no 64-bit division per value.
 __global__ void conv_kernel(const float* u, row_runs runs, int64_t channels, const float* w,
                             int64_t kernel, const float* history, float* c) {
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, t = blockIdx.x;
   if (ch >= channels) return;
-  int64_t first = 0;  // the first row of t's run
-  for (int r = 1; r < runs.count; ++r)
-    if (t >= runs.bounds[r]) first = runs.bounds[r];
+  const int64_t first = run_bound(runs, run_of(runs, t));  // the first row of t's run
   const float* run_u = u + first * channels;
   const int64_t local = t - first;
   float sum = 0;
@@ -32,6 +30,46 @@ __global__ void conv_kernel(const float* u, row_runs runs, int64_t channels, con
     sum += w[ch * kernel + j] *
            conv_input(run_u, history, local - (kernel - 1) + j, channels, kernel, ch);
   c[t * channels + ch] = silu_f(sum);
+}
+
+// Kernel width K: a thread walks one channel down a strip of rows with the last K - 1 inputs in
+// registers, so every input is read once (same sum order as conv_kernel).
+constexpr int conv_strip = 16;
+template <int K>
+__global__ void conv_strip_kernel(const float* u, row_runs runs, int64_t rows, int64_t channels,
+                                  const float* w, const float* history, float* c) {
+  const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (ch >= channels) return;
+  const int64_t t0 = int64_t(blockIdx.x) * conv_strip;
+  float weight[K];
+#pragma unroll
+  for (int j = 0; j < K; ++j) weight[j] = w[ch * K + j];
+  int run = run_of(runs, t0);
+  int64_t first = run_bound(runs, run), end = run_bound(runs, run + 1);
+  float window[K - 1];  // inputs of rows t - (K - 1) .. t - 1
+#pragma unroll
+  for (int j = 0; j < K - 1; ++j)
+    window[j] = conv_input(u + first * channels, history, t0 - first - (K - 1) + j, channels, K, ch);
+  for (int i = 0; i < conv_strip; ++i) {
+    const int64_t t = t0 + i;
+    if (t >= rows) break;
+    if (t == end) {  // the next run starts from the history again
+      first = end;
+      end = run_bound(runs, ++run + 1);
+#pragma unroll
+      for (int j = 0; j < K - 1; ++j)
+        window[j] = history ? history[int64_t(j) * channels + ch] : 0.0f;
+    }
+    const float x = u[t * channels + ch];
+    float sum = 0;
+#pragma unroll
+    for (int j = 0; j < K - 1; ++j) sum += weight[j] * window[j];
+    sum += weight[K - 1] * x;
+    c[t * channels + ch] = silu_f(sum);
+#pragma unroll
+    for (int j = 0; j < K - 2; ++j) window[j] = window[j + 1];
+    window[K - 2] = x;
+  }
 }
 
 __global__ void conv_history_kernel(const float* u, int64_t tokens, int64_t channels,
@@ -72,8 +110,12 @@ void causal_conv_silu(const float* u, const row_runs& runs, int64_t channels, co
   if (runs.count <= 0 || runs.count > max_runs)
     throw std::invalid_argument("causal_conv_silu: 1 to 8 runs");
   if (runs.rows() * channels == 0) return;
-  conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0, stream>>>(
-      u, runs, channels, w, kernel, history, c);
+  if (kernel == 4)
+    conv_strip_kernel<4><<<dim3(blocks_for(runs.rows(), conv_strip), blocks_for(channels, threads)),
+                           threads, 0, stream>>>(u, runs, runs.rows(), channels, w, history, c);
+  else
+    conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0,
+                  stream>>>(u, runs, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
 }
 

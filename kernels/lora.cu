@@ -41,7 +41,12 @@ __global__ void __launch_bounds__(up_threads)
 #pragma unroll
   for (int k = 0; k < RANK; ++k) weights[k] = b[col * RANK + k];
   const int rows = int(min(int64_t(up_rows), m - row0));
-  for (int r = 0; r < rows; ++r) {
+  float before[up_rows];  // y of every row, loaded together rather than one latency per row
+#pragma unroll
+  for (int r = 0; r < up_rows; ++r) before[r] = r < rows ? y[(row0 + r) * ldy + col] : 0.0f;
+#pragma unroll
+  for (int r = 0; r < up_rows; ++r) {
+    if (r >= rows) break;
     float sum = 0;
 #pragma unroll
     for (int k = 0; k < RANK; k += 4) {  // one 16-byte shared load per four products
@@ -52,7 +57,7 @@ __global__ void __launch_bounds__(up_threads)
       sum += tk.w * weights[k + 3];
     }
     const int64_t row = row0 + r;
-    const float value = y[row * ldy + col] + sum * scale;
+    const float value = before[r] + sum * scale;
     if constexpr (E == lora_epilogue::add)
       y[row * ldy + col] = value;
     else if constexpr (E == lora_epilogue::gelu_tanh)

@@ -1,4 +1,8 @@
 // Norm kernels: one block per row (or per token-head), fp32 reductions, outputs as documented.
+// LayerNorm and RMSNorm keep the row in registers (128 threads, float4 loads) when its width
+// is a multiple of 4 up to 4096; other widths take a block-strided loop.
+#include <initializer_list>
+
 #include "kernels/common.cuh"
 #include "kernels/norms.hpp"
 
@@ -10,6 +14,132 @@ unsigned row_threads(int64_t dim) {
   while (threads < 1024 && threads < dim) threads *= 2;
   return threads;
 }
+
+constexpr int register_row_threads = 128;
+constexpr int max_row_quads = 8;  // float4 per thread: rows up to 4096 wide
+
+__device__ __forceinline__ void store4(bf16* out, float a, float b, float c, float d) {
+  __nv_bfloat162 pair[2] = {__floats2bfloat162_rn(a, b), __floats2bfloat162_rn(c, d)};
+  *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(pair);
+}
+
+// Row r's values, quads q = threadIdx.x + k * 128 (k < quads), zero past the row's end.
+template <int quads>
+struct row_registers {
+  float4 v[quads];
+  __device__ __forceinline__ void load(const float* row, int dim) {
+#pragma unroll
+    for (int k = 0; k < quads; ++k) {
+      const int q = int(threadIdx.x) + k * register_row_threads;
+      v[k] = 4 * q < dim ? *reinterpret_cast<const float4*>(row + 4 * q)
+                         : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
+  __device__ __forceinline__ float sum() const {
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < quads; ++k) s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    return s;
+  }
+  __device__ __forceinline__ float squares(float centre, int dim) const {
+    float s = 0;
+#pragma unroll
+    for (int k = 0; k < quads; ++k) {
+      if (4 * (int(threadIdx.x) + k * register_row_threads) >= dim) continue;
+      const float a = v[k].x - centre, b = v[k].y - centre, c = v[k].z - centre,
+                  d = v[k].w - centre;
+      s += (a * a + b * b) + (c * c + d * d);
+    }
+    return s;
+  }
+};
+
+template <int quads>
+__global__ void __launch_bounds__(register_row_threads)
+    layer_norm_registers_kernel(const float* x, int dim, const float* w, const float* b, float eps,
+                                bf16* out) {
+  __shared__ float scratch[32];
+  row_registers<quads> row;
+  row.load(x + int64_t(blockIdx.x) * dim, dim);
+  const float mean = block_sum(row.sum(), scratch) / float(dim);
+  const float inv = rsqrtf(block_sum(row.squares(mean, dim), scratch) / float(dim) + eps);
+  bf16* target = out + int64_t(blockIdx.x) * dim;
+#pragma unroll
+  for (int k = 0; k < quads; ++k) {
+    const int i = 4 * (int(threadIdx.x) + k * register_row_threads);
+    if (i >= dim) continue;
+    const float4 wv = *reinterpret_cast<const float4*>(w + i);
+    const float4 bv = *reinterpret_cast<const float4*>(b + i);
+    store4(target + i, (row.v[k].x - mean) * inv * wv.x + bv.x,
+           (row.v[k].y - mean) * inv * wv.y + bv.y, (row.v[k].z - mean) * inv * wv.z + bv.z,
+           (row.v[k].w - mean) * inv * wv.w + bv.w);
+  }
+}
+
+template <int quads>
+__global__ void __launch_bounds__(register_row_threads)
+    rms_norm_registers_kernel(const float* x, int dim, int64_t ld, const float* w, float eps,
+                              bf16* out_bf16, float* out_f32) {
+  __shared__ float scratch[32];
+  row_registers<quads> row;
+  row.load(x + int64_t(blockIdx.x) * ld, dim);
+  const float inv = 1.0f / sqrtf(block_sum(row.squares(0.0f, dim), scratch) / float(dim) + eps);
+  const int64_t base = int64_t(blockIdx.x) * dim;
+#pragma unroll
+  for (int k = 0; k < quads; ++k) {
+    const int i = 4 * (int(threadIdx.x) + k * register_row_threads);
+    if (i >= dim) continue;
+    const float4 wv = *reinterpret_cast<const float4*>(w + i);
+    const float4 value =
+        make_float4((row.v[k].x * inv) * (1.0f + wv.x), (row.v[k].y * inv) * (1.0f + wv.y),
+                    (row.v[k].z * inv) * (1.0f + wv.z), (row.v[k].w * inv) * (1.0f + wv.w));
+    if (out_bf16)
+      store4(out_bf16 + base + i, value.x, value.y, value.z, value.w);
+    else
+      *reinterpret_cast<float4*>(out_f32 + base + i) = value;
+  }
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Quads per thread for a register-resident row, or 0 when the row cannot be (width not a
+// multiple of 4, wider than 4096, or an operand not 16-byte aligned).
+int row_quads(int64_t dim, int64_t ld, std::initializer_list<const void*> operands) {
+  if (dim % 4 || ld % 4 || dim > 4 * register_row_threads * max_row_quads) return 0;
+  for (const void* p : operands)
+    if (p && !aligned16(p)) return 0;
+  return int((dim / 4 + register_row_threads - 1) / register_row_threads);
+}
+
+// Launches kernel<quads>(args...) with `rows` blocks of 128 threads.
+template <template <int> class Launch, class... Args>
+void launch_registers(int quads, unsigned rows, cudaStream_t stream, Args... args) {
+  switch (quads) {
+    case 1: Launch<1>::run(rows, stream, args...); break;
+    case 2: Launch<2>::run(rows, stream, args...); break;
+    case 3: Launch<3>::run(rows, stream, args...); break;
+    case 4: Launch<4>::run(rows, stream, args...); break;
+    case 5: Launch<5>::run(rows, stream, args...); break;
+    case 6: Launch<6>::run(rows, stream, args...); break;
+    case 7: Launch<7>::run(rows, stream, args...); break;
+    default: Launch<8>::run(rows, stream, args...); break;
+  }
+}
+
+template <int quads>
+struct layer_norm_launch {
+  template <class... Args>
+  static void run(unsigned rows, cudaStream_t stream, Args... args) {
+    layer_norm_registers_kernel<quads><<<rows, register_row_threads, 0, stream>>>(args...);
+  }
+};
+template <int quads>
+struct rms_norm_launch {
+  template <class... Args>
+  static void run(unsigned rows, cudaStream_t stream, Args... args) {
+    rms_norm_registers_kernel<quads><<<rows, register_row_threads, 0, stream>>>(args...);
+  }
+};
 
 __global__ void layer_norm_kernel(const float* x, int64_t dim, const float* w, const float* b,
                                   float eps, bf16* out) {
@@ -88,8 +218,12 @@ __global__ void head_norm_rope_kernel(head_norm_rope_args a) {
 void layer_norm_to_bf16(const float* x, int64_t rows, int64_t dim, const float* weight,
                         const float* bias, float eps, bf16* out, cudaStream_t stream) {
   if (rows == 0) return;
-  layer_norm_kernel<<<unsigned(rows), row_threads(dim), 0, stream>>>(x, dim, weight, bias, eps,
-                                                                      out);
+  if (const int quads = row_quads(dim, dim, {x, weight, bias, out}))
+    launch_registers<layer_norm_launch>(quads, unsigned(rows), stream, x, int(dim), weight, bias,
+                                        eps, out);
+  else
+    layer_norm_kernel<<<unsigned(rows), row_threads(dim), 0, stream>>>(x, dim, weight, bias, eps,
+                                                                        out);
   check_launch("layer_norm_to_bf16");
 }
 
@@ -97,8 +231,12 @@ void rms_norm_zero_centred(const float* x, int64_t rows, int64_t dim, int64_t ld
                            const float* weight, float eps, bf16* out_bf16, float* out_f32,
                            cudaStream_t stream) {
   if (rows == 0) return;
-  rms_norm_kernel<<<unsigned(rows), row_threads(dim), 0, stream>>>(x, dim, ld, weight, eps,
-                                                                    out_bf16, out_f32);
+  if (const int quads = row_quads(dim, ld, {x, weight, out_bf16, out_f32}))
+    launch_registers<rms_norm_launch>(quads, unsigned(rows), stream, x, int(dim), ld, weight, eps,
+                                      out_bf16, out_f32);
+  else
+    rms_norm_kernel<<<unsigned(rows), row_threads(dim), 0, stream>>>(x, dim, ld, weight, eps,
+                                                                      out_bf16, out_f32);
   check_launch("rms_norm_zero_centred");
 }
 

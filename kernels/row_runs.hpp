@@ -46,4 +46,25 @@ inline row_runs runs_of(const std::vector<int64_t>& lengths) {
   return runs;
 }
 
+#ifdef __CUDACC__
+// Device lookups unrolled over max_runs: indexing the by-value parameter with a run number known
+// only at run time would copy it to local memory in every thread.
+__device__ __forceinline__ int64_t run_bound(const row_runs& runs, int r) {
+  int64_t bound = 0;
+#pragma unroll
+  for (int i = 0; i <= max_runs; ++i)
+    if (i == r) bound = runs.bounds[i];
+  return bound;
+}
+
+// The run holding `row`.
+__device__ __forceinline__ int run_of(const row_runs& runs, int64_t row) {
+  int run = 0;
+#pragma unroll
+  for (int r = 1; r < max_runs; ++r)
+    if (r < runs.count && row >= runs.bounds[r]) run = r;
+  return run;
+}
+#endif
+
 }  // namespace cua_s1::kernels

@@ -25,6 +25,7 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "kernels/lora.hpp"
+#include "kernels/norms.hpp"
 #include "kernels/vision.hpp"
 #endif
 
@@ -609,14 +610,38 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
   const int64_t v_width = value_heads * dim;
   const cudaStream_t stream = rig().stream;
 
-  // Causal conv + SiLU with a history.
-  const std::vector<float> u = random_values(size_t(rows * channels), -1, 1),
-                           w = random_values(size_t(channels * kernel), -0.5f, 0.5f),
-                           history = random_values(size_t((kernel - 1) * channels), -1, 1);
-  auto du = to_device(u), dw = to_device(w), dh = to_device(history);
-  gpu::device_buffer<float> conv(size_t(rows * channels), stream);
-  kernels::causal_conv_silu(du.get(), runs, channels, dw.get(), kernel, dh.get(), conv.get(), stream);
-  const std::vector<float> conv_together = download(conv.get(), size_t(rows * channels), stream);
+  // Causal conv + SiLU with a history: the model's width 4 (register strips) and width 3 (the
+  // general kernel), against a float64 evaluation run by run.
+  const std::vector<float> u = random_values(size_t(rows * channels), -1, 1);
+  auto du = to_device(u);
+  std::vector<float> conv_together;  // width 4, for the run-by-run comparison below
+  gpu::device_buffer<float> w4, h4;
+  for (const int64_t width : {kernel, kernel - 1}) {
+    const std::vector<float> w = random_values(size_t(channels * width), -0.5f, 0.5f),
+                             history = random_values(size_t((width - 1) * channels), -1, 1);
+    auto dw = to_device(w), dh = to_device(history);
+    gpu::device_buffer<float> conv(size_t(rows * channels), stream);
+    kernels::causal_conv_silu(du.get(), runs, channels, dw.get(), width, dh.get(), conv.get(), stream);
+    const std::vector<float> ours = download(conv.get(), size_t(rows * channels), stream);
+    double worst = 0;
+    for (int r = 0; r < runs.count; ++r)
+      for (int64_t t = runs.bounds[r]; t < runs.bounds[r + 1]; ++t)
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          double sum = 0;
+          for (int64_t j = 0; j < width; ++j) {
+            const int64_t source = t - (width - 1) + j;  // before the run: from the history
+            const double input = source >= runs.bounds[r]
+                                     ? u[size_t(source * channels + ch)]
+                                     : history[size_t((width - 1 - (runs.bounds[r] - source)) * channels + ch)];
+            sum += w[size_t(ch * width + j)] * input;
+          }
+          const double expected = sum / (1.0 + std::exp(-sum));
+          worst = std::max(worst, std::abs(ours[size_t(t * channels + ch)] - expected));
+        }
+    BOOST_TEST_MESSAGE("causal conv width " << width << ": max abs error " << worst);
+    BOOST_TEST(worst <= 1e-5);
+    if (width == kernel) conv_together = ours, w4 = std::move(dw), h4 = std::move(dh);
+  }
 
   // The delta rule on normalised-size inputs: q, k ~ unit rows, beta in (0, 1), log decay < 0.
   std::vector<float> qkv = random_values(size_t(rows * channels), -0.09f, 0.09f);
@@ -656,8 +681,8 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
     BOOST_TEST_CONTEXT("run " << r << " (" << length << " rows)") {
       const kernels::row_runs one = kernels::single_run(length);
       gpu::device_buffer<float> alone(size_t(length * channels), stream);
-      kernels::causal_conv_silu(du.get() + first * channels, one, channels, dw.get(), kernel,
-                                dh.get(), alone.get(), stream);
+      kernels::causal_conv_silu(du.get() + first * channels, one, channels, w4.get(), kernel,
+                                h4.get(), alone.get(), stream);
       BOOST_TEST(rows_of(conv_together, channels, first, length) ==
                      download(alone.get(), size_t(length * channels), stream),
                  boost::test_tools::per_element());
@@ -674,5 +699,62 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
   keeping.runs = runs;
   keeping.state_out = dstate.get();
   BOOST_CHECK_THROW(kernels::gated_delta_rule(keeping, stream), std::invalid_argument);
+}
+#endif
+
+#ifdef CUA_S1_HAVE_CUDA
+// LayerNorm and zero-centred RMSNorm against float64 over rows of the widths the model uses
+// (vision 1024, language 2560), a short one, a strided one and widths that take the block loop
+// (not a multiple of 4, wider than 4096): outputs within one bf16 rounding (fp32: 1e-5).
+BOOST_AUTO_TEST_CASE(row_norms_match_float64, *utf::precondition(test::cuda_present)) {
+  const cudaStream_t stream = rig().stream;
+  for (const int64_t dim : {int64_t(1024), int64_t(2560), int64_t(8), int64_t(100), int64_t(102),
+                            int64_t(4100)}) {
+    BOOST_TEST_CONTEXT("width " << dim) {
+      const int64_t rows = 37, ld = dim + 4;  // RMSNorm reads rows ld apart
+      const std::vector<float> x = random_values(size_t(rows * ld), -3, 5),
+                               w = random_values(size_t(dim), -1, 1),
+                               b = random_values(size_t(dim), -1, 1);
+      auto dx = to_device(x), dw = to_device(w), db = to_device(b);
+      gpu::device_buffer<__nv_bfloat16> layer(size_t(rows * ld), stream), rms(size_t(rows * dim), stream);
+      gpu::device_buffer<float> rms_wide(size_t(rows * dim), stream);
+      kernels::layer_norm_to_bf16(dx.get(), rows, dim, dw.get(),
+                                  db.get(), 1e-6f, layer.get(), stream);
+      kernels::rms_norm_zero_centred(dx.get(), rows, dim, ld, dw.get(), 1e-6f, rms.get(), nullptr,
+                                     stream);
+      kernels::rms_norm_zero_centred(dx.get(), rows, dim, ld, dw.get(), 1e-6f, nullptr,
+                                     rms_wide.get(), stream);
+      const auto layer_out = download(layer.get(), size_t(rows * dim), stream);
+      const auto rms_out = download(rms.get(), size_t(rows * dim), stream);
+      const auto rms_wide_out = download(rms_wide.get(), size_t(rows * dim), stream);
+      double layer_worst = 0, rms_worst = 0, wide_worst = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        // LayerNorm reads rows `dim` apart, RMSNorm `ld` apart.
+        double mean = 0, var = 0, squares = 0;
+        for (int64_t i = 0; i < dim; ++i) mean += x[size_t(r * dim + i)];
+        mean /= double(dim);
+        for (int64_t i = 0; i < dim; ++i) var += std::pow(x[size_t(r * dim + i)] - mean, 2);
+        const double inv = 1.0 / std::sqrt(var / double(dim) + 1e-6);
+        for (int64_t i = 0; i < dim; ++i) squares += std::pow(double(x[size_t(r * ld + i)]), 2);
+        const double rms_inv = 1.0 / std::sqrt(squares / double(dim) + 1e-6);
+        for (int64_t i = 0; i < dim; ++i) {
+          const double expected = (x[size_t(r * dim + i)] - mean) * inv * w[size_t(i)] + b[size_t(i)];
+          const double expected_rms = x[size_t(r * ld + i)] * rms_inv * (1.0 + w[size_t(i)]);
+          const size_t o = size_t(r * dim + i);
+          layer_worst = std::max(layer_worst, std::abs(__bfloat162float(layer_out[o]) - expected) /
+                                                  std::max(std::abs(expected), 1e-3));
+          rms_worst = std::max(rms_worst, std::abs(__bfloat162float(rms_out[o]) - expected_rms) /
+                                              std::max(std::abs(expected_rms), 1e-3));
+          wide_worst = std::max(wide_worst, std::abs(rms_wide_out[o] - expected_rms) /
+                                                std::max(std::abs(expected_rms), 1e-3));
+        }
+      }
+      BOOST_TEST_MESSAGE("width " << dim << ": relative error LayerNorm " << layer_worst
+                                  << ", RMSNorm bf16 " << rms_worst << ", fp32 " << wide_worst);
+      BOOST_TEST(layer_worst <= 1.0 / 256 + 1e-5);  // half a bf16 ulp is 2^-9 relative
+      BOOST_TEST(rms_worst <= 1.0 / 256 + 1e-5);
+      BOOST_TEST(wide_worst <= 1e-5);
+    }
+  }
 }
 #endif
