@@ -20,10 +20,10 @@ __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
   return uint32_t(__cvta_generic_to_shared(pointer));
 }
 
-// 16-byte asynchronous global->shared copy; `valid` false writes zeros instead.
-__device__ __forceinline__ void copy16(void* to, const void* from, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)),
-               "l"(from), "r"(valid ? 16 : 0));
+// 16-byte asynchronous global->shared copy to shared address `to`; `valid` false writes zeros.
+__device__ __forceinline__ void copy16(uint32_t to, const void* from, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from),
+               "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int pending>
@@ -31,15 +31,15 @@ __device__ __forceinline__ void copies_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* pointer) {
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(pointer)));
+               : "r"(address));
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* pointer) {
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(pointer)));
+               : "r"(address));
 }
 
 // c (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col).
@@ -52,24 +52,46 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint3
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// 2^x on the special-function unit, denormal results flushed to 0 (a probability below 2^-126
+// of the row's largest one).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
   const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
-// rows x D bf16 of one head, starting at token `first`, into a padded shared tile. Tokens from
-// `split` on are stored `skip` rows further on (a run's own keys after the shared prefix).
+// rows x D bf16 of one head, starting at token `first`, into a padded shared tile at shared
+// address `tile`. Tokens from `split` on are stored `skip` rows further on (a run's own keys
+// after the shared prefix); tokens from `tokens` on are zeros. Thread i copies 16 bytes at
+// column (i % (D / 8)) * 8 of every (block_threads / (D / 8))-th row; a tile that lies wholly
+// in range on one side of `split` takes one 64-bit address computation per thread.
 template <int D, int rows>
-__device__ __forceinline__ void load_tile(bf16* tile, const bf16* head, int64_t ld, int64_t first,
-                                          int64_t tokens, int64_t split = 0, int64_t skip = 0) {
-  constexpr int chunks_per_row = D / 8;
+__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64_t ld,
+                                          int64_t first, int64_t tokens, int64_t split = 0,
+                                          int64_t skip = 0) {
+  constexpr int chunks_per_row = D / 8, rows_per_pass = block_threads / chunks_per_row;
+  static_assert(rows % rows_per_pass == 0, "whole passes");
+  const int r0 = int(threadIdx.x) / chunks_per_row, column = (int(threadIdx.x) % chunks_per_row) * 8;
+  const uint32_t to = tile + uint32_t(r0 * (D + row_pad) + column) * 2;
+  constexpr uint32_t pass_bytes = rows_per_pass * (D + row_pad) * 2;
+  if (first + rows <= tokens && (first + rows <= split || first >= split)) {
+    const bf16* from = head + (first + r0 + (first >= split ? skip : 0)) * ld + column;
+    const int64_t pass_ld = rows_per_pass * ld;
 #pragma unroll
-  for (int c = threadIdx.x; c < rows * chunks_per_row; c += block_threads) {
-    const int r = c / chunks_per_row, column = (c % chunks_per_row) * 8;
-    const int64_t token = first + r;
+    for (int i = 0; i < rows / rows_per_pass; ++i) copy16(to + i * pass_bytes, from + i * pass_ld, true);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < rows / rows_per_pass; ++i) {
+    const int64_t token = first + r0 + i * rows_per_pass;
     const bool valid = token < tokens;
     const int64_t row = token < split ? token : token + skip;
-    copy16(tile + r * (D + row_pad) + column, valid ? head + row * ld + column : head, valid);
+    copy16(to + i * pass_bytes, valid ? head + row * ld + column : head, valid);
   }
 }
 
@@ -79,9 +101,11 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
     flash_attention_kernel(attention_problem p, float scale_log2) {
   constexpr int stride = D + row_pad;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  bf16* q_tile = reinterpret_cast<bf16*>(shared_bytes);
-  bf16* k_tiles = q_tile + block_queries * stride;  // [2][keys_per_tile][stride]
-  bf16* v_tiles = k_tiles + 2 * keys_per_tile * stride;
+  // Shared addresses: Q [block_queries][stride], then K and V, each [2][keys_per_tile][stride].
+  constexpr uint32_t tile_bytes = keys_per_tile * stride * 2;
+  const uint32_t q_tile = shared_address(shared_bytes);
+  const uint32_t k_tiles = q_tile + block_queries * stride * 2;
+  const uint32_t v_tiles = k_tiles + 2 * tile_bytes;
 
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
@@ -107,6 +131,11 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3, matrix = lane >> 3;
   const int64_t rows[2] = {q0 + warp * 16 + group, q0 + warp * 16 + group + 8};
+  // This lane's ldmatrix addresses (bytes), before the k-step / key / column offsets.
+  const uint32_t q_lane =
+      q_tile + uint32_t((warp * 16 + (lane & 7) + (matrix & 1) * 8) * stride + (matrix >> 1) * 8) * 2;
+  const uint32_t k_lane = uint32_t(((lane & 7) + (matrix >> 1) * 8) * stride + (matrix & 1) * 8) * 2;
+  const uint32_t v_lane = uint32_t(((lane & 7) + (matrix & 1) * 8) * stride + (matrix >> 1) * 8) * 2;
   const int64_t warp_last_row = offset + q0 + warp * 16 + 15;  // as a key index
 
   float o[D / 8][4];
@@ -118,18 +147,18 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
     if (t + 1 < tiles) {
       const int next = (t + 1) & 1;
       const int64_t first = int64_t(t + 1) * keys_per_tile;
-      load_tile<D, keys_per_tile>(k_tiles + next * keys_per_tile * stride, k_head, p.ldk, first,
-                                  keys, offset, run_first);
-      load_tile<D, keys_per_tile>(v_tiles + next * keys_per_tile * stride, v_head, p.ldv, first,
-                                  keys, offset, run_first);
+      load_tile<D, keys_per_tile>(k_tiles + next * tile_bytes, k_head, p.ldk, first, keys,
+                                  offset, run_first);
+      load_tile<D, keys_per_tile>(v_tiles + next * tile_bytes, v_head, p.ldv, first, keys,
+                                  offset, run_first);
       copies_commit();
       copies_wait<1>();
     } else {
       copies_wait<0>();
     }
     __syncthreads();
-    const bf16* k_tile = k_tiles + (t & 1) * keys_per_tile * stride;
-    const bf16* v_tile = v_tiles + (t & 1) * keys_per_tile * stride;
+    const uint32_t k_tile = k_tiles + (t & 1) * tile_bytes + k_lane;
+    const uint32_t v_tile = v_tiles + (t & 1) * tile_bytes + v_lane;
     const int64_t key0 = int64_t(t) * keys_per_tile;
     if (!p.causal || key0 <= warp_last_row) {  // warp-uniform: else every score is masked
       float s[keys_per_tile / 8][4];
@@ -138,18 +167,17 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
         uint32_t a[4];
-        ldmatrix_x4(a, q_tile + (warp * 16 + (lane & 7) + (matrix & 1) * 8) * stride + kk +
-                           (matrix >> 1) * 8);
+        ldmatrix_x4(a, q_lane + kk * 2);
 #pragma unroll
         for (int n = 0; n < keys_per_tile; n += 16) {
           uint32_t b[4];
-          ldmatrix_x4(b, k_tile + (n + (lane & 7) + (matrix >> 1) * 8) * stride + kk +
-                             (matrix & 1) * 8);
+          ldmatrix_x4(b, k_tile + uint32_t(n * stride + kk) * 2);
           mma(s[n / 8], a, b[0], b[1]);
           mma(s[n / 8 + 1], a, b[2], b[3]);
         }
       }
 
+      // Raw scores here; the scale (> 0) joins in the exponent's FMA. Masked scores are -inf.
       float tile_max[2] = {-INFINITY, -INFINITY};
       // Warp-uniform: every key of the tile exists and (causal) precedes the warp's first row.
       const bool all_visible = key0 + keys_per_tile <= keys &&
@@ -158,10 +186,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 #pragma unroll
         for (int n = 0; n < keys_per_tile / 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            s[n][e] *= scale_log2;
-            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
-          }
+          for (int e = 0; e < 4; ++e) tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
       } else {
 #pragma unroll
         for (int n = 0; n < keys_per_tile / 8; ++n)
@@ -169,18 +194,18 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
           for (int e = 0; e < 4; ++e) {
             const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
             const bool visible = key < keys && (!p.causal || key <= offset + rows[e >> 1]);
-            s[n][e] = visible ? s[n][e] * scale_log2 : -INFINITY;
+            s[n][e] = visible ? s[n][e] : -INFINITY;
             tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
           }
       }
-      float base[2], alpha[2];
+      float base[2], alpha[2];  // base: the running max of the scaled scores
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 1));
         tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 2));
-        const float new_max = fmaxf(running_max[i], tile_max[i]);
+        const float new_max = fmaxf(running_max[i], tile_max[i] * scale_log2);
         base[i] = new_max == -INFINITY ? 0.0f : new_max;  // a row that has seen no key yet
-        alpha[i] = exp2f(running_max[i] - base[i]);
+        alpha[i] = fast_exp2(running_max[i] - base[i]);
         running_max[i] = new_max;
         running_sum[i] *= alpha[i];
       }
@@ -188,7 +213,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
       for (int n = 0; n < keys_per_tile / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[n][e] = exp2f(s[n][e] - base[e >> 1]);
+          s[n][e] = fast_exp2(fmaf(s[n][e], scale_log2, -base[e >> 1]));
           running_sum[e >> 1] += s[n][e];
         }
 #pragma unroll
@@ -207,8 +232,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 #pragma unroll
         for (int d = 0; d < D; d += 16) {
           uint32_t b[4];
-          ldmatrix_x4_trans(b, v_tile + (j * 16 + (lane & 7) + (matrix & 1) * 8) * stride + d +
-                                   (matrix >> 1) * 8);
+          ldmatrix_x4_trans(b, v_tile + uint32_t(j * 16 * stride + d) * 2);
           mma(o[d / 8], a, b[0], b[1]);
           mma(o[d / 8 + 1], a, b[2], b[3]);
         }
@@ -283,6 +307,8 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
                                 " is not supported (64 or 256)");
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
     throw std::invalid_argument("flash_attention: q heads must be a multiple of kv heads");
+  if (!(p.scale > 0.0f))  // the kernel takes row maxima before scaling
+    throw std::invalid_argument("flash_attention: the scale must be positive");
   if (!p.out == !p.out_bf16)
     throw std::invalid_argument("flash_attention: give one of out and out_bf16");
   if (p.ldq % 8 || p.ldk % 8 || p.ldv % 8 || p.ldo % 2 || !aligned(p.q, 16) ||

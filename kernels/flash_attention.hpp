@@ -29,7 +29,7 @@ struct attention_problem {
   // over its cached prefix).
   int64_t keys = 0;
   int64_t q_heads = 0, kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (q / kv)
-  float scale = 1.0f;
+  float scale = 1.0f;  // > 0
   bool causal = false;
   // Several sequences over one cached prefix (runs.count > 0; `tokens` = runs.rows()): query
   // rows of run r are its own positions; it sees the first `keys` rows of k/v (the shared
