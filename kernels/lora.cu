@@ -28,18 +28,28 @@ __global__ void __launch_bounds__(up_threads)
     lora_up_kernel(const float* parts, int64_t ldp, int64_t m, const float* b, int64_t out,
                    float scale, float* y, int64_t ldy, bf16* out_bf16) {
   __shared__ __align__(16) float t[up_rows][RANK];
-  const int64_t row0 = int64_t(blockIdx.y) * up_rows;
+  // The block's B rows, staged by coalesced loads (a thread reading its own row straight from
+  // global memory would touch a separate sector per value); rows padded against bank conflicts.
+  // (Rank 64 would pass the 48 KB of static shared memory: those rows come from global memory.)
+  constexpr bool staged = RANK <= 32;
+  __shared__ __align__(16) float b_s[staged ? up_threads : 1][RANK + 4];
+  const int64_t row0 = int64_t(blockIdx.y) * up_rows, col0 = int64_t(blockIdx.x) * up_threads;
   for (int i = threadIdx.x; i < up_rows * RANK; i += up_threads) {
     const int r = i / RANK, k = i % RANK;
     const float* p = parts + (row0 + r) * ldp + k;
     t[r][k] = row0 + r < m ? p[0] + (p[RANK] + p[2 * RANK]) : 0.0f;
   }
+  if constexpr (staged)
+    for (int i = threadIdx.x; i < up_threads * RANK; i += up_threads) {
+      const int c = i / RANK, k = i % RANK;
+      b_s[c][k] = col0 + c < out ? b[(col0 + c) * RANK + k] : 0.0f;
+    }
   __syncthreads();
-  const int64_t col = int64_t(blockIdx.x) * up_threads + threadIdx.x;
+  const int64_t col = col0 + threadIdx.x;
   if (col >= out) return;
   float weights[RANK];
 #pragma unroll
-  for (int k = 0; k < RANK; ++k) weights[k] = b[col * RANK + k];
+  for (int k = 0; k < RANK; ++k) weights[k] = staged ? b_s[staged ? threadIdx.x : 0][k] : b[col * RANK + k];
   const int rows = int(min(int64_t(up_rows), m - row0));
   float before[up_rows];  // y of every row, loaded together rather than one latency per row
 #pragma unroll
