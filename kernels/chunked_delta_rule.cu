@@ -1,9 +1,8 @@
 // The chunked gated delta rule (spec/model.md 4.4 step 5) in fp32, two kernels:
-//  - prepare, one block per (chunk, value head), all chunks of a run at once (one launch per
-//    run): the in-chunk cumulative log decay Gamma, P = (q.k) Dec (j <= i), the
-//    unit-lower-triangular (I + A)^-1 by forward substitution, Uc = (I + A)^-1 (beta V) and
-//    Wc = (I + A)^-1 (beta e^Gamma K);
-//  - state, one block per (value head, 32 value columns, run), chunk after chunk: Vnew = Uc - Wc S,
+//  - prepare, one block per (chunk, value head), all chunks at once: the in-chunk cumulative
+//    log decay Gamma, P = (q.k) Dec (j <= i), the unit-lower-triangular (I + A)^-1 by forward
+//    substitution, Uc = (I + A)^-1 (beta V) and Wc = (I + A)^-1 (beta e^Gamma K);
+//  - state, one block per (value head, 32 value columns), chunk after chunk: Vnew = Uc - Wc S,
 //    O = (e^Gamma Q) S + P Vnew, S <- e^Gamma_63 S + (e^(Gamma_63 - Gamma) K)^T Vnew, with the
 //    state's columns in shared memory.
 #include <stdexcept>
@@ -41,6 +40,29 @@ chunk_scratch split_scratch(float* scratch, int64_t chunks, int64_t value_heads)
 }
 
 int64_t chunks_of(int64_t rows) { return (rows + chunk - 1) / chunk; }
+
+// Where chunk `c` (counted over all runs, each run's chunks in order) lies.
+struct chunk_place {
+  int64_t t0;  // its first row
+  int rows;    // its rows (the last chunk of a run may be short)
+};
+__device__ __forceinline__ chunk_place locate_chunk(const row_runs& runs, int64_t c) {
+  chunk_place place{0, 0};
+  bool found = false;
+#pragma unroll
+  for (int r = 0; r < max_runs; ++r) {  // unrolled: constant indices into the parameter
+    if (found || r >= runs.count) continue;
+    const int64_t length = runs.bounds[r + 1] - runs.bounds[r];
+    const int64_t in_run = (length + chunk - 1) / chunk;
+    if (c < in_run) {
+      place.t0 = runs.bounds[r] + c * chunk;
+      place.rows = int(min(int64_t(chunk), runs.bounds[r + 1] - place.t0));
+      found = true;
+    }
+    c -= in_run;
+  }
+  return place;
+}
 
 // The first chunk of run r among all runs' chunks.
 __device__ __forceinline__ int64_t first_chunk_of(const row_runs& runs, int run) {
@@ -155,10 +177,8 @@ __device__ __forceinline__ void invert_unit_lower(float* w, float* scratch) {
   __syncthreads();
 }
 
-// One launch per run: a.qkv, a.beta, a.log_decay and a.tokens describe the run alone; its
-// chunks sit at chunk_base onwards in the scratch of `chunks` chunks.
 __global__ void __launch_bounds__(block_threads)
-    prepare_kernel(delta_rule_args a, int64_t chunks, int64_t chunk_base, chunk_scratch out) {
+    prepare_kernel(delta_rule_args a, int64_t chunks, chunk_scratch out) {
   extern __shared__ __align__(16) float shared[];
   float* k_s = shared;                       // [64][row_stride] k_hat
   float* x_s = k_s + chunk * row_stride;     // [64][row_stride] q_hat, then beta e^G k, beta v
@@ -166,11 +186,11 @@ __global__ void __launch_bounds__(block_threads)
   float* gamma_s = w_s + chunk * square_stride;
   float* beta_s = gamma_s + chunk;
 
-  const int local = int(blockIdx.x), h = int(blockIdx.y), tid = int(threadIdx.x);
-  const int64_t c = chunk_base + local;  // among all runs' chunks
+  const int c = int(blockIdx.x), h = int(blockIdx.y), tid = int(threadIdx.x);
   const int64_t kh = h / (a.value_heads / a.key_heads);
-  const int64_t t0 = int64_t(local) * chunk;
-  const int rows = int(min(int64_t(chunk), a.tokens - t0));
+  const chunk_place place = locate_chunk(a.runs, c);
+  const int64_t t0 = place.t0;
+  const int rows = place.rows;
   if (tid < chunk) {  // padding: g = 0, beta = 0
     gamma_s[tid] = tid < rows ? a.log_decay[(t0 + tid) * a.value_heads + h] : 0.0f;
     beta_s[tid] = tid < rows ? a.beta[(t0 + tid) * a.value_heads + h] : 0.0f;
@@ -237,7 +257,7 @@ __global__ void __launch_bounds__(block_threads)
     x_s[r * row_stride + d] = k_s[r * row_stride + d] * beta_s[r] * expf(gamma_s[r]);
   }
   __syncthreads();
-  const int64_t first_row = int64_t(h) * chunks * chunk + c * chunk;
+  const int64_t first_row = int64_t(h) * chunks * chunk + int64_t(c) * chunk;
   lower_product(w_s, x_s, out.wc + first_row * head_dim, head_dim);
   __syncthreads();
   for (int e = tid; e < chunk * head_dim; e += block_threads) {
@@ -514,19 +534,8 @@ void gated_delta_rule(const delta_rule_args& arguments, cudaStream_t stream) {
   (void)configured;
   const int64_t chunks = total_chunks(args.runs);
   const chunk_scratch scratch = split_scratch(args.scratch, chunks, args.value_heads);
-  int64_t chunk_base = 0;
-  for (int r = 0; r < args.runs.count; ++r) {  // the prepare kernel sees one run at a time
-    delta_rule_args run = args;
-    const int64_t first = args.runs.bounds[r];
-    run.qkv = args.qkv + first * args.ld;
-    run.beta = args.beta + first * args.value_heads;
-    run.log_decay = args.log_decay + first * args.value_heads;
-    run.tokens = args.runs.length(r);
-    const int64_t run_chunks = chunks_of(run.tokens);
-    prepare_kernel<<<dim3(unsigned(run_chunks), unsigned(args.value_heads)), block_threads,
-                     prepare_shared_bytes, stream>>>(run, chunks, chunk_base, scratch);
-    chunk_base += run_chunks;
-  }
+  prepare_kernel<<<dim3(unsigned(chunks), unsigned(args.value_heads)), block_threads,
+                   prepare_shared_bytes, stream>>>(args, chunks, scratch);
   check_launch("gated_delta_rule (prepare)");
   state_kernel<<<dim3(unsigned(args.value_heads), unsigned(head_dim / state_columns),
                       unsigned(args.runs.count)),
