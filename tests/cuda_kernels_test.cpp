@@ -14,6 +14,7 @@
 #include "model/cpu/attention.hpp"
 #include "model/cpu/cpu_backend.hpp"
 #include "model/cpu/language_model.hpp"
+#include "prep/bicubic_resize.hpp"
 #include "prep/shared_prefix.hpp"
 #include "tiny_parity.hpp"
 
@@ -21,6 +22,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/language_forward.hpp"
+#include "gpu/picture_resize.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
@@ -378,20 +380,54 @@ BOOST_AUTO_TEST_CASE(pixel_values_made_on_the_gpu_equal_the_host_ones,
       }
     }
 
-  const rgb_image picture = random_picture(256, 128);
-  prepared_request with_values = image_request(8, 16);
-  with_values.pixels.pixel_values = make_pixel_values(picture, processor_config{});
-  prepared_request with_picture = with_values;
-  with_picture.pixels.pixel_values.clear();
-  with_picture.pixels.picture = picture;
-  with_picture.pixels.normalization = {{127.5f, 127.5f, 127.5f}, {127.5f, 127.5f, 127.5f}, 16, 2, 2};
+  // Whole requests: the picture at the grid's size, and one the GPU resizes first (300x100 ->
+  // 256x128 on both axes), against the host's pixel values of the host-resized picture.
   auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
   BOOST_REQUIRE(made);
   BOOST_TEST(bool((*made)->pixel_values_made() == pixel_values_on::backend));
-  auto from_values = (*made)->run(with_values);
-  auto from_picture = (*made)->run(with_picture);
-  BOOST_REQUIRE(from_values && from_picture);
-  BOOST_TEST(from_picture->at(0).logits == from_values->at(0).logits, boost::test_tools::per_element());
+  for (const auto& [width, height] : {std::pair<uint32_t, uint32_t>{256, 128}, {300, 100}}) {
+    BOOST_TEST_CONTEXT("request from a " << width << "x" << height << " picture") {
+      const rgb_image picture = random_picture(width, height);
+      prepared_request with_values = image_request(8, 16);
+      with_values.pixels.pixel_values =
+          make_pixel_values(resize_bicubic_antialias(picture, 256, 128), processor_config{});
+      prepared_request with_picture = with_values;
+      with_picture.pixels.pixel_values.clear();
+      with_picture.pixels.picture = picture;
+      with_picture.pixels.normalization = {{127.5f, 127.5f, 127.5f}, {127.5f, 127.5f, 127.5f}, 16, 2, 2};
+      auto from_values = (*made)->run(with_values);
+      auto from_picture = (*made)->run(with_picture);
+      BOOST_REQUIRE(from_values && from_picture);
+      BOOST_TEST(from_picture->at(0).logits == from_values->at(0).logits,
+                 boost::test_tools::per_element());
+    }
+  }
+}
+
+// The GPU resize equals resize_bicubic_antialias byte for byte: down and up, one axis or both,
+// the server's common 1280x720 -> 1280x704 and a large downscale.
+BOOST_AUTO_TEST_CASE(pictures_resized_on_the_gpu_equal_the_host_ones,
+                     *utf::precondition(test::cuda_present)) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct sizes {
+    uint32_t from_w, from_h, to_w, to_h;
+  };
+  for (const sizes z : {sizes{1280, 720, 1280, 704}, sizes{1366, 768, 1376, 768},
+                        sizes{300, 100, 256, 128}, sizes{37, 53, 64, 32}, sizes{3000, 2000, 1344, 896},
+                        sizes{64, 64, 64, 64}, sizes{1, 1, 32, 32}}) {
+    BOOST_TEST_CONTEXT(z.from_w << "x" << z.from_h << " -> " << z.to_w << "x" << z.to_h) {
+      rgb_image picture{z.from_w, z.from_h, std::vector<uint8_t>(size_t(z.from_w) * z.from_h * 3)};
+      for (uint8_t& v : picture.pixels) v = uint8_t(byte(rng()));
+      const rgb_image expected = resize_bicubic_antialias(picture, z.to_w, z.to_h);
+      gpu::forward_context ctx = rig().context();
+      rig().staging.reset();
+      const gpu::device_buffer<uint8_t> ours = gpu::upload_resized_picture(ctx, picture, z.to_w, z.to_h);
+      const std::vector<uint8_t> got = download(ours.get(), expected.pixels.size(), ctx.stream);
+      size_t mismatches = 0;
+      for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != expected.pixels[i];
+      BOOST_TEST(mismatches == 0u);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(flash_attention_matches_the_cpu,

@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(pixel_values_match_naive_indexing) {
 
 // With the pixel values left to the backend, preprocessing keeps the resized picture (the same
 // bytes the host path normalizes) and the normalization constants, and makes no pixel values.
-BOOST_AUTO_TEST_CASE(pixel_values_left_to_the_backend_keep_the_resized_picture) {
+BOOST_AUTO_TEST_CASE(pixel_values_left_to_the_backend_keep_the_decoded_picture) {
   processor_config config;
   config.image_mean = {0.25f, 0.5f, 0.75f};
   rgb_image src{300, 200, std::vector<uint8_t>(300 * 200 * 3)};
@@ -340,10 +340,20 @@ BOOST_AUTO_TEST_CASE(pixel_values_left_to_the_backend_keep_the_resized_picture) 
   BOOST_TEST(left.pixel_values.empty());
   BOOST_TEST(left.grid.h == host.grid.h);
   BOOST_TEST(left.grid.w == host.grid.w);
-  BOOST_TEST(left.picture.width == host.resized.width);
-  BOOST_TEST(left.picture.height == host.resized.height);
-  BOOST_TEST(cua_s1::make_pixel_values(left.picture, config) == host.pixel_values,
+  BOOST_TEST(left.resized.width == host.resized.width);
+  BOOST_TEST(left.resized.height == host.resized.height);
+  BOOST_TEST(left.picture.width == 300u);  // not resized: the backend does that
+  BOOST_TEST(left.picture.height == 200u);
+  BOOST_TEST(left.picture.pixels == src.pixels, boost::test_tools::per_element());
+  const rgb_image resized =
+      cua_s1::resize_bicubic_antialias(left.picture, left.resized.width, left.resized.height);
+  BOOST_TEST(cua_s1::make_pixel_values(resized, config) == host.pixel_values,
              boost::test_tools::per_element());
+  // The moving form takes the pixels without a copy.
+  rgb_image moved = src;
+  const auto taken = cua_s1::picture_for_backend(std::move(moved), config);
+  BOOST_TEST(taken.picture.pixels == src.pixels, boost::test_tools::per_element());
+  BOOST_TEST(taken.grid.w == host.grid.w);
   BOOST_TEST(left.normalization.mean[0] == 0.25f * 255.0f);
   BOOST_TEST(left.normalization.mean[2] == 0.75f * 255.0f);
   BOOST_TEST(left.normalization.std[1] == 0.5f * 255.0f);

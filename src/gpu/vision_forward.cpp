@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gpu/picture_resize.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/norms.hpp"
@@ -76,7 +77,7 @@ void run_block(const forward_context& ctx, const vision_config& config,
 }
 
 // The patch embedding's bf16 input [patches, patch_dim]: the host's fp32 pixel values rounded,
-// or (the server's path) made here from the uploaded 8-bit picture.
+// or (the server's path) made here from the decoded 8-bit picture, resized here to the grid.
 device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config& config,
                                  const prepared_image& image) {
   const cudaStream_t s = ctx.stream;
@@ -92,17 +93,15 @@ device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config
   }
   const pixel_normalization& norm = image.normalization;
   const uint32_t patch = norm.patch_size;
-  if (image.picture.height != image.grid.h * patch ||
-      image.picture.pixels.size() != size_t(image.picture.width) * image.picture.height * 3 ||
+  if (patch == 0 || image.picture.pixels.empty() ||
       3 * norm.temporal_patch_size * patch * patch != config.patch_dim() ||
       norm.merge_size != uint32_t(config.spatial_merge_size))
     throw std::invalid_argument("encode_image: the picture does not match the grid");
-  const std::vector<uint8_t>& rgb = image.picture.pixels;
-  device_buffer<uint8_t> picture(rgb.size(), s);
-  ctx.upload(rgb.data(), rgb.size(), picture.get());
+  const device_buffer<uint8_t> picture =
+      upload_resized_picture(ctx, image.picture, image.grid.w * patch, image.grid.h * patch);
   kernels::patchify_args args;
   args.rgb = picture.get();
-  args.width = image.picture.width;  // patchify_to_bf16 checks it against the grid
+  args.width = image.grid.w * patch;
   args.grid_h = image.grid.h;
   args.grid_w = image.grid.w;
   args.patch = patch;

@@ -166,27 +166,32 @@ std::vector<float> make_pixel_values(const rgb_image& resized, const processor_c
 
 prepared_image preprocess_image(const rgb_image& image, const processor_config& config,
                                 pixel_values_on where) {
+  if (where == pixel_values_on::backend) return picture_for_backend(image, config);
   prepared_image prepared;
   prepared.resized = smart_resize(image.width, image.height, config);
   const uint32_t w = prepared.resized.width;
   const uint32_t h = prepared.resized.height;
   prepared.grid = image_grid_thw(w, h, config);
-  const bool same_size = w == image.width && h == image.height;
-  if (where == pixel_values_on::backend) {
-    prepared.picture = same_size ? image : resize_bicubic_antialias(image, w, h);
-    pixel_normalization& n = prepared.normalization;
-    for (int c = 0; c < 3; ++c) {
-      n.mean[c] = config.image_mean[c] * 255.0f;
-      n.std[c] = config.image_std[c] * 255.0f;
-    }
-    n.patch_size = config.patch_size;
-    n.merge_size = config.merge_size;
-    n.temporal_patch_size = config.temporal_patch_size;
-  } else if (same_size) {
+  if (w == image.width && h == image.height)
     prepared.pixel_values = make_pixel_values(image, config);
-  } else {
+  else
     prepared.pixel_values = make_pixel_values(resize_bicubic_antialias(image, w, h), config);
+  return prepared;
+}
+
+prepared_image picture_for_backend(rgb_image image, const processor_config& config) {
+  prepared_image prepared;
+  prepared.resized = smart_resize(image.width, image.height, config);
+  prepared.grid = image_grid_thw(prepared.resized.width, prepared.resized.height, config);
+  prepared.picture = std::move(image);
+  pixel_normalization& n = prepared.normalization;
+  for (int c = 0; c < 3; ++c) {
+    n.mean[c] = config.image_mean[c] * 255.0f;
+    n.std[c] = config.image_std[c] * 255.0f;
   }
+  n.patch_size = config.patch_size;
+  n.merge_size = config.merge_size;
+  n.temporal_patch_size = config.temporal_patch_size;
   return prepared;
 }
 

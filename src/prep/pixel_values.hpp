@@ -47,18 +47,26 @@ struct prepared_image {
   resized_size resized;
   grid_thw grid;
   std::vector<float> pixel_values;  // empty when they are left to the backend
-  rgb_image picture;  // the resized picture, kept when the backend makes the pixel values
+  // The decoded picture, not resized, kept when the backend makes the pixel values: the backend
+  // resizes it to `resized` (resize_bicubic_antialias, bit for bit) where the sizes differ.
+  rgb_image picture;
   pixel_normalization normalization;  // set with `picture`
 };
 
-// Where pixel_values are made: here on the CPU, or by the backend from the resized picture (the
-// CUDA backend uploads the 8-bit picture and normalizes and flattens it on the GPU, with the same
-// float32 arithmetic as write_pixel_values).
+// Where pixel_values are made: here on the CPU, or by the backend from the decoded picture (the
+// CUDA backend uploads the 8-bit picture, resizes it, and normalizes and flattens it on the GPU,
+// with the same integer and float32 arithmetic as resize_bicubic_antialias and
+// write_pixel_values).
 enum class pixel_values_on { host, backend };
 
 // smart_resize, antialiased bicubic resize and make_pixel_values (or, for pixel_values_on::backend,
-// the resized picture) in one call. Precondition: aspect_ratio_supported(image.width, image.height).
+// picture_for_backend of a copy) in one call. Precondition: aspect_ratio_supported(image.width,
+// image.height).
 prepared_image preprocess_image(const rgb_image& image, const processor_config& config,
                                 pixel_values_on where = pixel_values_on::host);
+
+// For pixel_values_on::backend: the smart_resize geometry, the grid, the normalization and the
+// decoded picture itself (moved in, not resized).
+prepared_image picture_for_backend(rgb_image image, const processor_config& config);
 
 }  // namespace cua_s1

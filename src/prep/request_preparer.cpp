@@ -59,7 +59,9 @@ outcome<prepared_request> request_preparer::prepare(decision_request request,
 
   prepared_request prepared;
   prepared.decode_seconds = std::chrono::duration<double>(decoded - started).count();
-  prepared.pixels = preprocess_image(*image, files_.image, where);
+  prepared.pixels = where == pixel_values_on::backend
+                        ? picture_for_backend(std::move(*image), files_.image)  // pixels moved
+                        : preprocess_image(*image, files_.image);
   const uint32_t merge = files_.image.merge_size;
   const uint32_t grid_h = prepared.pixels.grid.h;
   const uint32_t grid_w = prepared.pixels.grid.w;
@@ -83,7 +85,7 @@ outcome<prepared_request> request_preparer::prepare(decision_request request,
   prepared.prepare_seconds = std::chrono::duration<double>(clock::now() - decoded).count();
   request.image_data_url = std::string();  // the encoded image is no longer needed
   prepared.request = std::move(request);
-  prepared.image = std::move(*image);
+  prepared.image = std::move(*image);  // without its pixels when they went to pixels.picture
   return prepared;
 }
 

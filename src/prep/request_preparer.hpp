@@ -26,7 +26,7 @@ struct prepared_question {
 
 struct prepared_request {
   decision_request request;
-  rgb_image image;        // the decoded screenshot
+  rgb_image image;        // the decoded screenshot (pixels in pixels.picture for the backend)
   prepared_image pixels;  // resized geometry, grid and float32 pixel values (or the picture)
   std::vector<prepared_question> questions;
   size_t input_tokens = 0;  // usage.input_tokens: sum of the prompt lengths
