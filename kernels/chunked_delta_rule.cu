@@ -1,8 +1,9 @@
 // The chunked gated delta rule (spec/model.md 4.4 step 5) in fp32, two kernels:
-//  - prepare, one block per (chunk, value head), all chunks at once: the in-chunk cumulative
-//    log decay Gamma, P = (q.k) Dec (j <= i), the unit-lower-triangular (I + A)^-1 by forward
-//    substitution, Uc = (I + A)^-1 (beta V) and Wc = (I + A)^-1 (beta e^Gamma K);
-//  - state, one block per (value head, 32 value columns), chunk after chunk: Vnew = Uc - Wc S,
+//  - prepare, one block per (chunk, value head), the chunks of every run at once (counted run
+//    after run): the in-chunk cumulative log decay Gamma, P = (q.k) Dec (j <= i), the
+//    unit-lower-triangular (I + A)^-1 by forward substitution, Uc = (I + A)^-1 (beta V) and
+//    Wc = (I + A)^-1 (beta e^Gamma K);
+//  - state, one block per (value head, 32 value columns, run), chunk after chunk: Vnew = Uc - Wc S,
 //    O = (e^Gamma Q) S + P Vnew, S <- e^Gamma_63 S + (e^(Gamma_63 - Gamma) K)^T Vnew, with the
 //    state's columns in shared memory.
 #include <stdexcept>

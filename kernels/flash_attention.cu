@@ -1,5 +1,5 @@
 // Flash attention on tensor cores (mma.sync m16n8k16, bf16 in, fp32 accumulate): a block of 4
-// warps owns 64 queries of one head; K/V tiles stream through double-buffered shared memory by
+// warps owns 64 queries of one head of one run; K/V tiles stream through double-buffered shared memory by
 // cp.async (rows past the end zero-filled); each warp keeps 16 query rows' running max, sum and
 // fp32 output in registers.
 #include <stdexcept>
