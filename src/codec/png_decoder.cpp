@@ -105,41 +105,41 @@ struct decompressor_deleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-// Reverses the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
-// 1 + row_bytes bytes into raw; false for an unknown filter type. The first pixel of a row (no
-// left neighbour) is handled apart, so the inner loops have no per-byte conditions.
-bool unfilter_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, size_t bpp,
-                   uint8_t* raw) {
+// Reverses, in place, the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
+// 1 + row_bytes bytes in `data`, leaving the rows unpadded at its start; false for an unknown
+// filter type. Each row's bytes first move y + 1 places towards the start (its filter byte read
+// before), then the filter is undone on them against the finished row above. The first pixel of
+// a row (no left neighbour) is handled apart, so the inner loops have no per-byte conditions.
+bool unfilter_rows_in_place(uint8_t* data, size_t row_bytes, uint32_t rows, size_t bpp) {
   std::vector<uint8_t> zero_row(row_bytes, 0);
   const size_t lead = std::min(bpp, row_bytes);
   for (uint32_t y = 0; y < rows; ++y) {
-    const uint8_t filter = filtered[y * (row_bytes + 1)];
-    const uint8_t* src = filtered + y * (row_bytes + 1) + 1;
-    uint8_t* dst = raw + y * row_bytes;
-    const uint8_t* up = y ? dst - row_bytes : zero_row.data();
+    const uint8_t filter = data[y * (row_bytes + 1)];
+    uint8_t* __restrict row = data + y * row_bytes;
+    const uint8_t* __restrict up = y ? row - row_bytes : zero_row.data();
+    std::memmove(row, data + y * (row_bytes + 1) + 1, row_bytes);
     switch (filter) {
-      case 0: std::memcpy(dst, src, row_bytes); break;
+      case 0: break;
       case 1:
-        std::memcpy(dst, src, lead);
-        for (size_t i = lead; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(src[i] + dst[i - bpp]);
+        for (size_t i = lead; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(row[i] + row[i - bpp]);
         break;
       case 2:
-        for (size_t i = 0; i < row_bytes; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
+        for (size_t i = 0; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(row[i] + up[i]);
         break;
       case 3:
-        for (size_t i = 0; i < lead; ++i) dst[i] = static_cast<uint8_t>(src[i] + (up[i] >> 1));
+        for (size_t i = 0; i < lead; ++i) row[i] = static_cast<uint8_t>(row[i] + (up[i] >> 1));
         for (size_t i = lead; i < row_bytes; ++i)
-          dst[i] = static_cast<uint8_t>(src[i] + ((unsigned{dst[i - bpp]} + up[i]) >> 1));
+          row[i] = static_cast<uint8_t>(row[i] + ((unsigned{row[i - bpp]} + up[i]) >> 1));
         break;
       case 4:
         // With a = left = 0 and c = upper left = 0 the Paeth predictor is b = up.
-        for (size_t i = 0; i < lead; ++i) dst[i] = static_cast<uint8_t>(src[i] + up[i]);
+        for (size_t i = 0; i < lead; ++i) row[i] = static_cast<uint8_t>(row[i] + up[i]);
         for (size_t i = lead; i < row_bytes; ++i) {
-          const int a = dst[i - bpp], b = up[i], c = up[i - bpp];
+          const int a = row[i - bpp], b = up[i], c = up[i - bpp];
           // |p - a|, |p - b|, |p - c| for p = a + b - c
           const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
           const int predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-          dst[i] = static_cast<uint8_t>(src[i] + predictor);
+          row[i] = static_cast<uint8_t>(row[i] + predictor);
         }
         break;
       default: return false;
@@ -171,14 +171,15 @@ bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint
       libdeflate_alloc_decompressor());
   if (!inflater) return false;
   const size_t filtered_size = size_t{h} * (row_bytes + 1);
-  const std::unique_ptr<uint8_t[]> filtered(new uint8_t[filtered_size]);  // no zero fill
+  raw.resize(filtered_size);  // one buffer: inflated, then unfiltered in place and shortened
   size_t used = 0, produced = 0;
-  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), filtered.get(),
+  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), raw.data(),
                                     filtered_size, &used, &produced) != LIBDEFLATE_SUCCESS ||
-      used != stream.size() || produced != filtered_size)
+      used != stream.size() || produced != filtered_size ||
+      !unfilter_rows_in_place(raw.data(), row_bytes, h, bpp))
     return false;
   raw.resize(size_t{h} * row_bytes);
-  return unfilter_rows(filtered.get(), row_bytes, h, bpp, raw.data());
+  return true;
 }
 
 using palette_table = std::array<uint8_t, 256 * 3>;
