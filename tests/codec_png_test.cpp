@@ -12,6 +12,7 @@
 #include "codec/image_decoder.hpp"
 #include "codec/png_decoder.hpp"
 #include "codec/png_header.hpp"
+#include "codec/png_unfilter.hpp"
 #include "codec_test_support.hpp"
 
 using namespace cua_s1;
@@ -187,6 +188,50 @@ BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_like_libspng) {
         ++checked;
       }
   BOOST_TEST(checked == 9u * 4u * 6u);
+}
+
+// Images large enough for the wavefront of threads: the fast path against libspng, with every
+// filter type mixed down the rows (Paeth and Average rows read the row above while it is still
+// being finished).
+BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_large_images_like_libspng) {
+  std::mt19937 rng(7);
+  for (const auto& [color_type, bit_depth] : {std::pair<uint8_t, uint8_t>{2, 8}, {6, 16}, {0, 8}}) {
+    BOOST_TEST_CONTEXT("color type " << int(color_type) << ", depth " << int(bit_depth)) {
+      const auto png = make_filtered_png(1283, 301, color_type, bit_depth, {4, 4, 2, 3, 1, 4, 0, 2, 3, 3}, rng);
+      const auto header = read_png_header(png);
+      BOOST_TEST_REQUIRE(header.has_value());
+      const auto fast = decode_png_pixels(png, *header, png_inflate::libdeflate_only);
+      const auto reference = decode_png_pixels(png, *header, png_inflate::libspng_only);
+      BOOST_TEST_REQUIRE(fast.ok());
+      BOOST_TEST_REQUIRE(reference.ok());
+      BOOST_TEST((fast->pixels == reference->pixels));
+    }
+  }
+}
+
+// The wavefront gives the same bytes with 0, 1, 3 and 7 helper threads, and an unknown filter
+// byte in any row (first, middle, last) fails the call without leaving a thread waiting.
+BOOST_AUTO_TEST_CASE(png_unfilter_is_the_same_with_any_thread_count) {
+  std::mt19937 rng(11);
+  const size_t row_bytes = 3 * 1500, bpp = 3;
+  const uint32_t rows = 97;
+  std::vector<uint8_t> filtered(rows * (row_bytes + 1));
+  for (uint32_t y = 0; y < rows; ++y) {
+    filtered[y * (row_bytes + 1)] = static_cast<uint8_t>(rng() % 5);
+    for (size_t i = 1; i <= row_bytes; ++i) filtered[y * (row_bytes + 1) + i] = static_cast<uint8_t>(rng());
+  }
+  std::vector<uint8_t> alone(rows * row_bytes);
+  BOOST_TEST_REQUIRE(unfilter_png_rows(filtered.data(), row_bytes, rows, bpp, alone.data(), 0));
+  for (const unsigned helpers : {1u, 3u, 7u}) {
+    std::vector<uint8_t> together(rows * row_bytes);
+    BOOST_TEST(unfilter_png_rows(filtered.data(), row_bytes, rows, bpp, together.data(), helpers));
+    BOOST_TEST((together == alone), helpers << " helpers");
+  }
+  for (const uint32_t bad_row : {0u, rows / 2, rows - 1}) {
+    std::vector<uint8_t> broken = filtered, out(rows * row_bytes);
+    broken[bad_row * (row_bytes + 1)] = 5;
+    BOOST_TEST(!unfilter_png_rows(broken.data(), row_bytes, rows, bpp, out.data(), 3), "row " << bad_row);
+  }
 }
 
 // Flips and truncates bytes of every PNG fixture: 200 or 422 and no crash, and the libdeflate

@@ -1,5 +1,5 @@
-// libdeflate inflates the image data of ordinary PNGs in one call and the rows are unfiltered
-// here; interlaced or irregular streams go to libspng, which decodes a sanitised copy of the PNG
+// libdeflate inflates the image data of ordinary PNGs in one call and png_unfilter.cpp reverses
+// the row filters; interlaced or irregular streams go to libspng, which decodes a sanitised copy of the PNG
 // (IHDR, IDAT run, IEND) to raw samples. The mode conversions below are Pillow's: "1" -> 0/255,
 // L;2 x85, L;4 x17, I;16 clamped to 255, 16-bit colour and LA;16 keep the high byte, palette
 // entries beyond PLTE are black, alpha and tRNS are ignored (no compositing).
@@ -19,6 +19,7 @@
 
 #include "codec/codec_errors.hpp"
 #include "codec/crc32.hpp"
+#include "codec/png_unfilter.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -105,49 +106,6 @@ struct decompressor_deleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-// Reverses, in place, the PNG row filters (None, Sub, Up, Average, Paeth) of `rows` rows of
-// 1 + row_bytes bytes in `data`, leaving the rows unpadded at its start; false for an unknown
-// filter type. Each row's bytes first move y + 1 places towards the start (its filter byte read
-// before), then the filter is undone on them against the finished row above. The first pixel of
-// a row (no left neighbour) is handled apart, so the inner loops have no per-byte conditions.
-bool unfilter_rows_in_place(uint8_t* data, size_t row_bytes, uint32_t rows, size_t bpp) {
-  std::vector<uint8_t> zero_row(row_bytes, 0);
-  const size_t lead = std::min(bpp, row_bytes);
-  for (uint32_t y = 0; y < rows; ++y) {
-    const uint8_t filter = data[y * (row_bytes + 1)];
-    uint8_t* __restrict row = data + y * row_bytes;
-    const uint8_t* __restrict up = y ? row - row_bytes : zero_row.data();
-    std::memmove(row, data + y * (row_bytes + 1) + 1, row_bytes);
-    switch (filter) {
-      case 0: break;
-      case 1:
-        for (size_t i = lead; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(row[i] + row[i - bpp]);
-        break;
-      case 2:
-        for (size_t i = 0; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(row[i] + up[i]);
-        break;
-      case 3:
-        for (size_t i = 0; i < lead; ++i) row[i] = static_cast<uint8_t>(row[i] + (up[i] >> 1));
-        for (size_t i = lead; i < row_bytes; ++i)
-          row[i] = static_cast<uint8_t>(row[i] + ((unsigned{row[i - bpp]} + up[i]) >> 1));
-        break;
-      case 4:
-        // With a = left = 0 and c = upper left = 0 the Paeth predictor is b = up.
-        for (size_t i = 0; i < lead; ++i) row[i] = static_cast<uint8_t>(row[i] + up[i]);
-        for (size_t i = lead; i < row_bytes; ++i) {
-          const int a = row[i - bpp], b = up[i], c = up[i - bpp];
-          // |p - a|, |p - b|, |p - c| for p = a + b - c
-          const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
-          const int predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-          row[i] = static_cast<uint8_t>(row[i] + predictor);
-        }
-        break;
-      default: return false;
-    }
-  }
-  return true;
-}
-
 // The fast path: the IDAT run inflated by libdeflate in one call and unfiltered, for a
 // non-interlaced image whose data is exactly one zlib stream (Adler-32 checked) of exactly
 // height * (1 + row bytes) bytes. False when that does not hold; libspng then decides.
@@ -170,16 +128,20 @@ bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint
   thread_local std::unique_ptr<libdeflate_decompressor, decompressor_deleter> inflater(
       libdeflate_alloc_decompressor());
   if (!inflater) return false;
+  // The inflated rows go to a buffer each decoding thread keeps (fresh memory would cost a page
+  // fault every 4 KiB, as much as the inflating).
   const size_t filtered_size = size_t{h} * (row_bytes + 1);
-  raw.resize(filtered_size);  // one buffer: inflated, then unfiltered in place and shortened
+  thread_local std::vector<uint8_t> filtered;
+  if (filtered.size() < filtered_size) filtered.resize(filtered_size);
   size_t used = 0, produced = 0;
-  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), raw.data(),
+  if (libdeflate_zlib_decompress_ex(inflater.get(), stream.data(), stream.size(), filtered.data(),
                                     filtered_size, &used, &produced) != LIBDEFLATE_SUCCESS ||
-      used != stream.size() || produced != filtered_size ||
-      !unfilter_rows_in_place(raw.data(), row_bytes, h, bpp))
+      used != stream.size() || produced != filtered_size)
     return false;
-  raw.resize(size_t{h} * row_bytes);
-  return true;
+  const size_t raw_size = size_t{h} * row_bytes;
+  raw.resize(raw_size);
+  return unfilter_png_rows(filtered.data(), row_bytes, h, bpp, raw.data(),
+                           png_unfilter_helpers(raw_size));
 }
 
 using palette_table = std::array<uint8_t, 256 * 3>;
