@@ -1,7 +1,8 @@
 // Backend benchmark: the model alone (no HTTP) on prepared requests, warm, with the vision and
 // language split the backend measures. Prints a Markdown table and one JSON line per request.
 //   backend_bench --model DIR --adapter DIR --lock FILE [--backend cuda|cpu] [--threads N]
-//                 [--iterations N] [--warmup N] [--unmerged-lora] [--graphs N] REQUEST.json [...]
+//                 [--iterations N] [--warmup N] [--unmerged-lora] [--graphs N]
+//                 [--no-opening-cache] REQUEST.json [...]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,7 +39,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: backend_bench --model DIR --adapter DIR --lock FILE [--backend cuda|cpu]\n"
                "                     [--threads N] [--iterations N] [--warmup N] [--unmerged-lora]\n"
-               "                     [--graphs N] REQUEST.json ...\n");
+               "                     [--graphs N] [--no-opening-cache] REQUEST.json ...\n");
   return 2;
 }
 
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   int iterations = 20, warmup = 3;
   bool merge_lora = true;
   size_t graphs = 16;
+  bool keep_opening = true;
   std::vector<std::string> requests;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
     else if (arg == "--warmup") warmup = std::stoi(value());
     else if (arg == "--unmerged-lora") merge_lora = false;
     else if (arg == "--graphs") graphs = std::stoul(value());
+    else if (arg == "--no-opening-cache") keep_opening = false;
     else if (arg.rfind("--", 0) == 0) return usage();
     else requests.push_back(arg);
   }
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
     cua_s1::cuda_backend_options options;
     options.merge_language_lora = merge_lora;
     options.graph_cache = graphs;
+    options.reuse_prompt_opening = keep_opening;
     auto made = cua_s1::make_cuda_backend(*weights, std::move(options));
     if (!made) return std::fprintf(stderr, "%s\n", made.error().detail.c_str()), 1;
     backend = std::move(*made);

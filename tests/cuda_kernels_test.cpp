@@ -69,15 +69,15 @@ prepared_question text_question(size_t tokens) {
 }
 
 // A request with random pixel values on a grid of grid_h x grid_w patches and one 26-option
-// question around the image.
-prepared_request image_request(uint32_t grid_h, uint32_t grid_w) {
+// question around the image, after `text_before` random text tokens.
+prepared_request image_request(uint32_t grid_h, uint32_t grid_w, size_t text_before = 5) {
   const vision_config& v = tiny().config.vision;
   prepared_request r;
   r.pixels.grid = {1, grid_h, grid_w};
   std::normal_distribution<float> pixel(0.0f, 0.5f);
   r.pixels.pixel_values.resize(size_t(grid_h) * grid_w * v.patch_dim());
   for (float& p : r.pixels.pixel_values) p = pixel(rng());
-  prepared_question q = text_question(5);
+  prepared_question q = text_question(text_before);
   q.input_ids.push_back(tiny().config.vision_start_token_id);
   const size_t image_start = q.input_ids.size();
   const size_t pads = size_t(grid_h / 2) * (grid_w / 2);
@@ -243,6 +243,80 @@ BOOST_AUTO_TEST_CASE(questions_sharing_the_image_prefix_match_whole_prompts,
       BOOST_TEST(vs_whole <= 2e-2);
     }
   }
+}
+
+// The prompt opening (the first GDN chunk, text before the image) is kept between requests. Three
+// questions share the opening, the image and more (their shared prefix resumes from the opening
+// and keeps its own state) and one question alone resumes from it directly. Answers from the
+// kept opening must equal those of the request that ran it, bit for bit, and match a backend
+// that does not keep it and the CPU backend. A request with another opening must run its own
+// (the kept one would answer it wrongly), after which the first opening runs again.
+BOOST_AUTO_TEST_CASE(a_kept_prompt_opening_matches_running_it,
+                     *utf::precondition(test::cuda_present)) {
+  auto make = [](bool keep) {
+    cuda_backend_options options;
+    options.reuse_prompt_opening = keep;
+    auto made = make_cuda_backend(test::parity::load_tiny_weights(), std::move(options));
+    BOOST_REQUIRE(made);
+    return std::move(*made);
+  };
+  auto keeping = make(true), running = make(false);
+  auto cpu_backend = make_cpu_backend(test::parity::load_tiny_weights(), 16);
+  auto answers = [](backend& engine, const prepared_request& request) {
+    auto out = engine.run(request);
+    BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.error().detail));
+    std::vector<std::vector<float>> logits;
+    for (const question_logits& q : *out) logits.push_back(q.logits);
+    return logits;
+  };
+  auto worst = [](const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                  bool probabilities) {
+    BOOST_REQUIRE_EQUAL(a.size(), b.size());
+    double w = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      w = std::max(w, probabilities ? max_abs_difference(letter_softmax(a[i]), letter_softmax(b[i]))
+                                    : max_abs_difference(a[i], b[i]));
+    return w;
+  };
+
+  prepared_request request = image_request(16, 16, 70);  // opening 64 + 6 text, 64 image pads
+  const prepared_question base = request.questions.front();
+  for (const size_t extra : {size_t(9), size_t(40)}) {
+    prepared_question q = base;
+    q.input_ids.resize(q.input_ids.size() - 7);  // through <|vision_end|>
+    for (size_t i = 0; i < extra; ++i) q.input_ids.push_back(int32_t(200 + (11 * i) % 150));
+    q.positions = compute_mrope_positions(base.image_start, 16, 16, 2, 1 + extra);
+    request.questions.push_back(std::move(q));
+  }
+  BOOST_TEST_REQUIRE(common_opening_tokens(request, kernels::delta_rule_chunk) == 64u);
+  BOOST_TEST_REQUIRE(shared_prefix_tokens(request, kernels::delta_rule_chunk) == 128u);
+  prepared_request alone = request;
+  alone.questions.resize(1);
+  prepared_request other = request;  // another opening, the same everything else
+  for (size_t i = 0; i < 64; ++i)
+    for (prepared_question& q : other.questions) q.input_ids[i] = int32_t(300 + (13 * i) % 97);
+
+  const auto first = answers(*keeping, request);  // runs the opening
+  const auto kept = answers(*keeping, request);
+  BOOST_TEST(worst(kept, first, false) == 0.0);
+  const double vs_running = worst(kept, answers(*running, request), false);
+  const double vs_cpu = worst(kept, answers(*cpu_backend, request), true);
+  const auto single = answers(*keeping, alone);
+  const double single_vs_running = worst(single, answers(*running, alone), false);
+  BOOST_TEST_MESSAGE("kept opening: max |logit - running it| " << vs_running << ", max |p - cpu| "
+                     << vs_cpu << "; one question: max |logit - running it| " << single_vs_running);
+  BOOST_TEST(vs_running <= 2e-2);  // the same math, GEMMs of other heights
+  BOOST_TEST(vs_cpu <= 2e-2);
+  BOOST_TEST(single_vs_running <= 2e-2);
+
+  const auto other_expected = answers(*running, other);
+  const double openings_apart = worst(other_expected, answers(*running, request), false);
+  const double other_error = worst(answers(*keeping, other), other_expected, false);
+  BOOST_TEST_MESSAGE("another opening: max |logit - running it| " << other_error
+                     << " (the two openings' answers are " << openings_apart << " apart)");
+  BOOST_TEST_REQUIRE(openings_apart > 0.2);  // a wrongly kept opening would show
+  BOOST_TEST(other_error <= 2e-2);
+  BOOST_TEST(worst(answers(*keeping, request), first, false) == 0.0);  // run again, same bits
 }
 
 // A Linear with bias and an unmerged LoRA (the vision MLP's shape of work) against a float64
@@ -532,6 +606,7 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
   std::vector<prepared_request> requests;
   for (const auto& [h, w] : {std::pair<uint32_t, uint32_t>{16, 16}, {8, 24}, {16, 16}})
     requests.push_back(image_request(h, w));
+  requests.push_back(image_request(8, 8, 70));  // a kept prompt opening, lost to the next request
   for (int round = 0; round < 3; ++round)
     for (const prepared_request& request : requests) {
       auto expected = eager->run(request);

@@ -202,6 +202,33 @@ BOOST_AUTO_TEST_CASE(questions_share_the_prompt_up_to_their_first_difference) {
   BOOST_TEST(shared_prefix_tokens(moved, 128) == 0u);
 }
 
+// The opening every request shares: the system text before the image of the real template.
+BOOST_AUTO_TEST_CASE(common_opening_is_the_text_before_the_image) {
+  auto single = preparer().prepare(request_file("std-small"));
+  BOOST_TEST_REQUIRE(single.ok());
+  const size_t image_start = single->questions.front().image_start;
+  BOOST_TEST_REQUIRE(image_start >= 64u);  // the system prompt alone is longer than a GDN chunk
+  BOOST_TEST(common_opening_tokens(*single, 64) == 64u);
+  BOOST_TEST(common_opening_tokens(*single, image_start) == image_start);
+  BOOST_TEST(common_opening_tokens(*single, image_start + 1) == 0u);  // would take an image pad
+  BOOST_TEST(common_opening_tokens(*single, 0) == 0u);
+
+  prepared_request twins = *single;
+  twins.questions.push_back(twins.questions.front());
+  BOOST_TEST(common_opening_tokens(twins, 64) == 64u);
+  prepared_request other_text = twins;
+  other_text.questions.back().input_ids[63] += 1;
+  BOOST_TEST(common_opening_tokens(other_text, 64) == 0u);
+  BOOST_TEST(common_opening_tokens(other_text, 63) == 63u);
+  prepared_request moved = twins;
+  moved.questions.back().positions.axes[2][10] += 1;
+  BOOST_TEST(common_opening_tokens(moved, 64) == 0u);
+  prepared_request short_prompt = *single;  // no token left after the opening to read out
+  short_prompt.questions.front().input_ids.resize(64);
+  BOOST_TEST(common_opening_tokens(short_prompt, 64) == 0u);
+  BOOST_TEST(common_opening_tokens(prepared_request{}, 64) == 0u);
+}
+
 // Suffix batches: in order, at most max_questions each, suffix rows within max_rows, an
 // oversized question alone.
 BOOST_AUTO_TEST_CASE(suffix_batches_bound_questions_and_rows) {

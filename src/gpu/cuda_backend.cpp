@@ -1,10 +1,11 @@
-// cuda_backend: vision once per request, the questions' shared prefix once, the questions'
-// suffixes batched into one pass, all on one stream, one copy of all letter logits back; stage
+// cuda_backend: vision once per request, the prompt opening once while it stays the same, the
+// questions' shared prefix once, the questions' suffixes batched into one pass, all on one stream, one copy of all letter logits back; stage
 // times from CUDA events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <span>
@@ -29,6 +30,20 @@ using gpu::check_cuda;
 // memory than one prompt of the longest valid length.
 constexpr size_t max_batch_rows = max_prompt_tokens;
 
+// Prompt cache rows the request's language passes use: the rows before the suffixes, then the
+// largest batch of suffixes.
+int64_t rows_needed(const prepared_request& request, const std::vector<question_batch>& batches,
+                    int64_t before) {
+  int64_t rows = 0;
+  for (const question_batch& batch : batches) {
+    int64_t batch_rows = before;
+    for (size_t i = batch.first; i < batch.first + batch.count; ++i)
+      batch_rows += int64_t(request.questions[i].input_ids.size()) - before;
+    rows = std::max(rows, batch_rows);
+  }
+  return rows;
+}
+
 class event {
  public:
   event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
@@ -48,7 +63,8 @@ class cuda_backend final : public backend {
         device_(options.device),
         probe_(std::move(options.probe)),
         graphs_(options.graph_cache),
-        merged_(options.merge_language_lora) {
+        merged_(options.merge_language_lora),
+        reuse_opening_(options.reuse_prompt_opening) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -138,6 +154,7 @@ class cuda_backend final : public backend {
   gpu::host_staging staging_;
   bool broken_ = false;
   bool merged_;
+  bool reuse_opening_;
   std::string description_;
   stage_seconds last_;
 };
@@ -193,26 +210,43 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     size_t letters = 0;
     for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
     gpu::device_buffer<float> logits(letters, stream_);
-    // Questions on the same screenshot share the prompt up to (at least) the image: that
-    // prefix runs once and leaves its K/V rows and GDN state for every question's suffix. It
-    // ends on a GDN chunk boundary, so the suffixes see the chunks of a whole-prompt run. The
-    // suffixes then go through the layers together, as runs of one pass (one per question
-    // while a probe reports stages).
-    const int64_t shared =
-        ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, kernels::delta_rule_chunk));
+    // Every prompt opens with the same system text: the cache keeps its first GDN chunk's K/V
+    // rows and GDN state between requests. Questions on the same screenshot share the prompt up
+    // to (at least) the image: that prefix runs once and leaves its K/V rows and GDN state for
+    // every question's suffix. Both end on a GDN chunk boundary, so the suffixes see the chunks
+    // of a whole-prompt run. The suffixes then go through the layers together, as runs of one
+    // pass (one per question while a probe reports stages, which see whole prompts).
+    const int64_t chunk = kernels::delta_rule_chunk;
+    const int64_t opening =
+        ctx.probing() || !reuse_opening_ ? 0 : int64_t(common_opening_tokens(request, chunk));
+    const int64_t shared = ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, chunk));
+    const std::vector<question_batch> batches = suffix_batches(
+        request, size_t(std::max(shared, opening)), max_batch_rows,
+        ctx.probing() ? 1 : size_t(kernels::max_runs));
+    graphs_.reserve_rows(config.text, rows_needed(request, batches, std::max(shared, opening)),
+                         stream_);
     const std::span<const prepared_question> questions(request.questions);
-    if (shared > 0)
+    int64_t start = 0;  // where the next segment starts and which GDN state it resumes
+    gpu::gdn_slot resume = gpu::gdn_slot::none;
+    if (opening > 0) {
+      graphs_.enqueue_opening(ctx, config, device_weights_->language, questions.front(), opening,
+                              features.get(), image_rows);
+      start = opening;
+      resume = gpu::gdn_slot::opening;
+    }
+    if (shared > start) {
       graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
-                      gpu::segment{0, {shared}, false, true, false}, features.get(), image_rows,
-                      nullptr);
+                      gpu::segment{start, {shared - start}, resume, gpu::gdn_slot::prefix, false},
+                      features.get(), image_rows, nullptr);
+      start = shared;
+      resume = gpu::gdn_slot::prefix;
+    }
     size_t offset = 0;
-    for (const question_batch& batch :
-         suffix_batches(request, size_t(shared), max_batch_rows,
-                        ctx.probing() ? 1 : size_t(kernels::max_runs))) {
+    for (const question_batch& batch : batches) {
       const auto batch_questions = questions.subspan(batch.first, batch.count);
-      gpu::segment part{shared, {}, shared > 0, false, true};
+      gpu::segment part{start, {}, resume, gpu::gdn_slot::none, true};
       for (const prepared_question& question : batch_questions)
-        part.lengths.push_back(int64_t(question.input_ids.size()) - shared);
+        part.lengths.push_back(int64_t(question.input_ids.size()) - start);
       graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
                       features.get(), image_rows, logits.get() + offset);
       for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();

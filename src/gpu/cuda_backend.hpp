@@ -22,6 +22,9 @@ struct cuda_backend_options {
   // Merge the language LoRA into the bf16 weights at load (bench/RESULTS.md: 2.3x faster
   // language prefill, errors still under half the bf16 control's); vision stays unmerged.
   bool merge_language_lora = true;
+  // Keep the K/V rows and GDN state of the prompts' common opening (the system text's first GDN
+  // chunk) between requests instead of running it in each (prep/shared_prefix.hpp).
+  bool reuse_prompt_opening = true;
   cpu::stage_probe probe;  // intermediate activations (parity tests); disables graphs
 };
 

@@ -43,10 +43,27 @@ struct rotary_view {
 
 // Where one GDN layer's segment state lives in the cache and which way it flows.
 struct deltanet_state {
-  float* recurrent;
-  float* conv_history;
-  bool resume, keep;
+  const float* recurrent_in;  // null: zero state, the start of the prompt
+  const float* history_in;
+  float* recurrent_out;       // null: the state at the end is not kept
+  float* history_out;
 };
+
+// Layer d's state buffers for the segment's slots.
+deltanet_state deltanet_state_of(prompt_cache& cache, size_t d, const segment& part) {
+  if (part.resume != gdn_slot::none && part.resume == part.keep)
+    throw std::logic_error("a segment resumes and keeps the same GDN slot");
+  deltanet_state state{nullptr, nullptr, nullptr, nullptr};
+  if (part.resume != gdn_slot::none) {
+    state.recurrent_in = cache.recurrent.at(size_t(part.resume)).at(d).get();
+    state.history_in = cache.conv_history.at(size_t(part.resume)).at(d).get();
+  }
+  if (part.keep != gdn_slot::none) {
+    state.recurrent_out = cache.recurrent.at(size_t(part.keep)).at(d).get();
+    state.history_out = cache.conv_history.at(size_t(part.keep)).at(d).get();
+  }
+  return state;
+}
 
 void run_deltanet(const forward_context& ctx, const text_config& config,
                   const device_deltanet& layer, const deltanet_state& state, const bf16* x,
@@ -67,12 +84,12 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
 
   device_buffer<float> c(size_t(tokens * channels), s);
   const int64_t kernel = config.linear_conv_kernel_dim;
-  const float* history = state.resume ? state.conv_history : nullptr;
-  kernels::causal_conv_silu(u.get(), runs, channels, layer.conv1d, kernel, history, c.get(), s);
-  if (state.keep) {
-    if (state.resume) throw std::logic_error("a segment both resumes and keeps the GDN state");
+  kernels::causal_conv_silu(u.get(), runs, channels, layer.conv1d, kernel, state.history_in,
+                            c.get(), s);
+  if (state.history_out) {
     if (runs.count != 1) throw std::logic_error("only a single run keeps the GDN state");
-    kernels::conv_history_after(u.get(), tokens, channels, kernel, nullptr, state.conv_history, s);
+    kernels::conv_history_after(u.get(), tokens, channels, kernel, state.history_in,
+                                state.history_out, s);
   }
   kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
                               1.0f / std::sqrt(float(key_dim)), s);
@@ -96,8 +113,8 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.key_dim = key_dim;
   rule.value_dim = value_dim;
   rule.out = o.get();
-  rule.state_in = state.resume ? state.recurrent : nullptr;
-  rule.state_out = state.keep ? state.recurrent : nullptr;
+  rule.state_in = state.recurrent_in;
+  rule.state_out = state.recurrent_out;
   rule.runs = runs;
   device_buffer<float> scratch(
       kernels::delta_rule_scratch_floats(runs, value_heads, key_dim, value_dim), s);
@@ -211,9 +228,12 @@ prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cuda
       cache.keys.emplace_back(size_t(capacity * kv_width), stream);
       cache.values.emplace_back(size_t(capacity * kv_width), stream);
     } else {
-      cache.recurrent.emplace_back(size_t(value_columns * config.linear_key_head_dim), stream);
-      cache.conv_history.emplace_back(size_t((config.linear_conv_kernel_dim - 1) * channels),
-                                      stream);
+      for (size_t slot = 0; slot < gdn_slots; ++slot) {
+        cache.recurrent[slot].emplace_back(size_t(value_columns * config.linear_key_head_dim),
+                                           stream);
+        cache.conv_history[slot].emplace_back(
+            size_t((config.linear_conv_kernel_dim - 1) * channels), stream);
+      }
     }
   return cache;
 }
@@ -318,9 +338,7 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
                           normed.get(), in.runs, h);
     } else {
       const size_t d = deltanet_layers++;
-      run_deltanet(ctx, config, layer.deltanet,
-                   {cache.recurrent.at(d).get(), cache.conv_history.at(d).get(), in.part.resume,
-                    in.part.keep},
+      run_deltanet(ctx, config, layer.deltanet, deltanet_state_of(cache, d, in.part),
                    normed.get(), in.runs, h);
     }
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.post_attention_norm.weight,

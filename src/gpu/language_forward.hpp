@@ -2,6 +2,7 @@
 // letter logits read from the last position only.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <span>
 #include <vector>
@@ -16,14 +17,22 @@ namespace cua_s1::gpu {
 
 constexpr int64_t max_letters = 26;
 
+// Where a segment's GDN layers take their state from and leave it in the prompt cache: the
+// prompt's opening (its first GDN chunk, the same system text in every request, kept between
+// requests) or this request's shared prefix.
+enum class gdn_slot : int8_t { none = -1, opening = 0, prefix = 1 };
+constexpr size_t gdn_slots = 2;
+
 // What the layer stack keeps for the next segment of the same prompt: per attention layer the
-// K/V rows (bf16, after the k norm and rotary), per GDN layer the fp32 recurrent state and the
-// last kernel - 1 conv inputs. Long-lived, so that captured graphs may point into it.
+// K/V rows (bf16, after the k norm and rotary), per GDN layer and slot the fp32 recurrent state
+// and the last kernel - 1 conv inputs. Long-lived, so that captured graphs may point into it.
 struct prompt_cache {
   int64_t capacity = 0;                            // K/V rows
   std::vector<device_buffer<bf16>> keys, values;   // per attention layer [capacity, kv_width]
-  std::vector<device_buffer<float>> recurrent;     // per GDN layer [v_heads * v_dim, k_dim]
-  std::vector<device_buffer<float>> conv_history;  // per GDN layer [kernel - 1, channels]
+  // [slot][GDN layer]: [v_heads * v_dim, k_dim] and [kernel - 1, channels]
+  std::array<std::vector<device_buffer<float>>, gdn_slots> recurrent, conv_history;
+  // The token ids whose K/V rows [0, size) and GDN state (slot opening) the cache holds.
+  std::vector<int32_t> opening;
 };
 prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cudaStream_t stream);
 
@@ -35,8 +44,8 @@ prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cuda
 struct segment {
   int64_t start = 0;
   std::vector<int64_t> lengths;  // rows of each question, 1 to kernels::max_runs of them
-  bool resume = false;   // GDN layers continue the cache's state (left by the pass before start)
-  bool keep = false;     // GDN layers leave their state at the end in the cache (one run only)
+  gdn_slot resume = gdn_slot::none;  // GDN layers continue this state (left by a pass to start)
+  gdn_slot keep = gdn_slot::none;    // GDN layers leave their state at the end here (one run only)
   bool readout = true;   // letter logits of each run's last position
   int64_t tokens() const;
   auto operator<=>(const segment&) const = default;
@@ -44,7 +53,7 @@ struct segment {
 
 // The whole prompt of `question` in one pass.
 inline segment whole_prompt(const prepared_question& question) {
-  return segment{0, {int64_t(question.input_ids.size())}, false, false, true};
+  return segment{0, {int64_t(question.input_ids.size())}, gdn_slot::none, gdn_slot::none, true};
 }
 
 // Device inputs and outputs of the layer stack for one segment shape; reused (and captured

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 
 #include "common/json_log.hpp"
 
@@ -68,11 +69,30 @@ language_graphs::entry* language_graphs::capture(const forward_context& ctx,
   }
 }
 
+void language_graphs::enqueue_opening(const forward_context& ctx, const model_config& config,
+                                      const device_language& weights,
+                                      const prepared_question& question, int64_t tokens,
+                                      const float* image_features, int64_t image_rows) {
+  if (tokens <= 0 || size_t(tokens) >= question.input_ids.size())
+    throw std::invalid_argument("the opening must leave the question a token to read out");
+  const std::vector<int32_t> ids(question.input_ids.begin(), question.input_ids.begin() + tokens);
+  if (cache_.opening == ids) return;
+  const segment opening{0, {tokens}, gdn_slot::none, gdn_slot::opening, false};
+  enqueue(ctx, config, weights, std::span(&question, 1), opening, image_features, image_rows,
+          nullptr);
+  cache_.opening = ids;  // after the enqueue: a failed one leaves no opening behind
+}
+
 void language_graphs::enqueue(const forward_context& ctx, const model_config& config,
                               const device_language& weights,
                               std::span<const prepared_question> questions, const segment& part,
                               const float* image_features, int64_t image_rows, float* logits) {
   reserve_rows(config.text, part.start + part.tokens(), ctx.stream);
+  if (part.resume == gdn_slot::opening && size_t(part.start) != cache_.opening.size())
+    throw std::logic_error("the segment resumes from an opening the prompt cache does not hold");
+  // A segment overwriting the opening's K/V rows or GDN state ends it.
+  if (part.start < int64_t(cache_.opening.size()) || part.keep == gdn_slot::opening)
+    cache_.opening.clear();
   if (capacity_ == 0 || ctx.probing() || uncapturable_.count(part))
     return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
                            cache_, logits);

@@ -1,7 +1,7 @@
 // CUDA graphs of the language layer stack, one per exact segment (start, run lengths, state flow), in
 // a bounded LRU cache, over one long-lived prompt cache. A segment is captured on first use and
 // replayed after that; a failed capture falls back to the eager path for that segment (logged
-// once), and replay is bit-identical to eager.
+// once), and replay is bit-identical to eager. The cache keeps the prompt opening between requests.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,6 +30,19 @@ class language_graphs {
                const segment& part, const float* image_features, int64_t image_rows,
                float* logits);
 
+  // Makes the prompt cache hold the K/V rows and GDN state (slot opening) of `question`'s first
+  // `tokens` positions, the opening every request shares (prep/shared_prefix.hpp): runs them
+  // only when the cache holds another opening or none. Segments that resume from the opening
+  // start at `tokens`.
+  void enqueue_opening(const forward_context& ctx, const model_config& config,
+                       const device_language& weights, const prepared_question& question,
+                       int64_t tokens, const float* image_features, int64_t image_rows);
+
+  // Grows the prompt cache to hold `rows` (at least 4096, the longest valid prompt); graphs and
+  // the opening point into the old one, so growing drops them. Reserve a request's rows before
+  // its opening.
+  void reserve_rows(const text_config& config, int64_t rows, cudaStream_t stream);
+
   // Destroys every graph, its buffers and the prompt cache (before their stream goes).
   void clear();
 
@@ -43,9 +56,6 @@ class language_graphs {
                  const device_language& weights, const language_inputs& inputs, entry& fresh);
   void evict_oldest();
   void destroy_graphs();
-  // Grows the prompt cache to hold `rows` (at least 4096, the longest valid prompt); graphs
-  // point into the old one, so growing drops them.
-  void reserve_rows(const text_config& config, int64_t rows, cudaStream_t stream);
 
   size_t capacity_;
   prompt_cache cache_;

@@ -1,4 +1,4 @@
-// Longest common prefix of the questions' token ids and positions.
+// Longest common prefix of the questions' token ids and positions; the shared opening.
 #include "prep/shared_prefix.hpp"
 
 #include <algorithm>
@@ -25,6 +25,24 @@ size_t shared_prefix_tokens(const prepared_request& request, size_t alignment) {
     ++shared;
   shared -= shared % std::max<size_t>(alignment, 1);
   return shared >= min_shared_prefix_tokens ? shared : 0;
+}
+
+size_t common_opening_tokens(const prepared_request& request, size_t length) {
+  const auto& questions = request.questions;
+  if (questions.empty() || length == 0) return 0;
+  const prepared_question& first = questions.front();
+  for (const prepared_question& q : questions) {
+    if (q.input_ids.size() <= length || q.image_start < length) return 0;
+    if (!std::equal(q.input_ids.begin(), q.input_ids.begin() + ptrdiff_t(length),
+                    first.input_ids.begin()))
+      return 0;
+    for (const auto& axis : q.positions.axes) {
+      if (axis.size() < length) return 0;
+      for (size_t i = 0; i < length; ++i)
+        if (axis[i] != int64_t(i)) return 0;
+    }
+  }
+  return length;
 }
 
 std::vector<question_batch> suffix_batches(const prepared_request& request, size_t shared,

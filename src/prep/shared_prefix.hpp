@@ -1,4 +1,5 @@
-// The prompt prefix every question of a request shares, so that a backend can run it once.
+// The prompt prefix every question of a request shares, so that a backend can run it once, and
+// the opening every request shares, so that a backend can keep it.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,12 @@ inline constexpr size_t min_shared_prefix_tokens = 64;
 // that a suffix starts on the chunk boundary a whole-prompt run would have). 0 for fewer than
 // two questions or a prefix under min_shared_prefix_tokens.
 size_t shared_prefix_tokens(const prepared_request& request, size_t alignment = 1);
+
+// The prompt opening every request shares (the chat template's system text before the image):
+// `length` when every question has more than `length` positions, the same ids over the first
+// `length` of them, positions 0.. on all three M-RoPE axes there and its image only after them;
+// else 0. A backend may keep the opening's state between requests, keyed by those ids.
+size_t common_opening_tokens(const prepared_request& request, size_t length);
 
 // Consecutive questions whose prompts after the first `shared` positions run as one pass.
 struct question_batch {

@@ -46,6 +46,9 @@ std::string server_usage() {
          "                          0 = run eagerly (16)                     [CUA_S1_CUDA_GRAPHS]\n"
          "  --merge-language-lora on|off  merge the language LoRA into the bf16 weights at\n"
          "                          load on the GPU (on)           [CUA_S1_MERGE_LANGUAGE_LORA]\n"
+         "  --keep-prompt-opening on|off  keep the K/V rows and GDN state of the system\n"
+         "                          text that opens every prompt on the GPU between\n"
+         "                          requests (on)                 [CUA_S1_KEEP_PROMPT_OPENING]\n"
          "  --threads N             CPU backend compute threads, 0 = all cores (0) [CUA_S1_THREADS]\n"
          "Serving:\n"
          "  --host ADDRESS          bind address (127.0.0.1)                     [CUA_S1_HOST]\n"
@@ -91,6 +94,7 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--device", "CUA_S1_DEVICE", [&](const std::string& v) { return parse_number<int>(v, options.device, 0, 1023); }, "a device index 0-1023"},
       {"--cuda-graphs", "CUA_S1_CUDA_GRAPHS", [&](const std::string& v) { return parse_number<unsigned>(v, options.cuda_graphs, 0, 1024); }, "a count 0-1024"},
       {"--merge-language-lora", "CUA_S1_MERGE_LANGUAGE_LORA", [&](const std::string& v) { options.merge_language_lora = v == "on"; return v == "on" || v == "off"; }, "on or off"},
+      {"--keep-prompt-opening", "CUA_S1_KEEP_PROMPT_OPENING", [&](const std::string& v) { options.keep_prompt_opening = v == "on"; return v == "on" || v == "off"; }, "on or off"},
       {"--decode-threads", "CUA_S1_DECODE_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.decode_threads, 1, 256); }, "a count 1-256"},
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},

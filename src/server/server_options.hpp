@@ -21,6 +21,7 @@ struct server_options {
   int device = 0;                  // --device / CUA_S1_DEVICE: CUDA device index
   unsigned cuda_graphs = 16;       // --cuda-graphs / CUA_S1_CUDA_GRAPHS: graph cache, 0 = off
   bool merge_language_lora = true;   // --merge-language-lora / CUA_S1_MERGE_LANGUAGE_LORA
+  bool keep_prompt_opening = true;   // --keep-prompt-opening / CUA_S1_KEEP_PROMPT_OPENING
   unsigned decode_threads = 2;     // --decode-threads / CUA_S1_DECODE_THREADS
   size_t max_queued_requests = 64;    // --max-queued-requests
   size_t max_queued_questions = 512;  // --max-queued-questions

@@ -65,6 +65,7 @@ outcome<std::unique_ptr<backend>> make_backend(const server_options& options,
     cuda.device = options.device;
     cuda.graph_cache = options.cuda_graphs;
     cuda.merge_language_lora = options.merge_language_lora;
+    cuda.reuse_prompt_opening = options.keep_prompt_opening;
     return make_cuda_backend(std::move(weights), std::move(cuda));
   }
   if (options.backend == "auto")
