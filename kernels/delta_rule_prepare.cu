@@ -4,9 +4,6 @@
 // substitution in 16 x 16 blocks, fp32), Uc = (I + A)^-1 (beta V), Wc = (I + A)^-1 (beta e^G K),
 // and the state kernel's scaled q and k. The products q.k, k.k, Uc and Wc run on tensor cores
 // with split operands (split_mma.cuh); each warp owns 16 rows of the chunk.
-#include <stdexcept>
-#include <string>
-
 #include "kernels/common.cuh"
 #include "kernels/delta_rule_layout.cuh"
 #include "kernels/split_mma.cuh"
@@ -258,15 +255,10 @@ constexpr size_t shared_bytes =
 
 void launch_prepare(const delta_rule_args& args, int64_t chunks, uint32_t* records,
                     cudaStream_t stream) {
-  static const bool configured = [] {
-    const cudaError_t status = cudaFuncSetAttribute(
-        reinterpret_cast<const void*>(prepare_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-        int(shared_bytes));
-    if (status != cudaSuccess)
-      throw std::runtime_error(std::string("gated_delta_rule (prepare): shared memory: ") +
-                               cudaGetErrorString(status));
-    return true;
-  }();
+  static const bool configured =
+      (allow_dynamic_shared(reinterpret_cast<const void*>(prepare_kernel), shared_bytes,
+                            "gated_delta_rule (prepare)"),
+       true);
   (void)configured;
   prepare_kernel<<<dim3(unsigned(chunks), unsigned(args.value_heads)), threads, shared_bytes,
                    stream>>>(args, chunks, records);

@@ -6,9 +6,6 @@
 //   S^T <- e^G63 S^T + Vnew^T (e^(G63 - G) K).
 // The record of the next chunk streams into shared memory (cp.async) in two halves while the
 // current one is computed.
-#include <stdexcept>
-#include <string>
-
 #include "kernels/common.cuh"
 #include "kernels/delta_rule_layout.cuh"
 #include "kernels/split_mma.cuh"
@@ -158,15 +155,10 @@ __global__ void __launch_bounds__(threads)
 
 void launch_state(const delta_rule_args& args, int64_t chunks, const uint32_t* records,
                   cudaStream_t stream) {
-  static const bool configured = [] {
-    const cudaError_t status = cudaFuncSetAttribute(
-        reinterpret_cast<const void*>(state_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-        int(shared_bytes));
-    if (status != cudaSuccess)
-      throw std::runtime_error(std::string("gated_delta_rule (state): shared memory: ") +
-                               cudaGetErrorString(status));
-    return true;
-  }();
+  static const bool configured =
+      (allow_dynamic_shared(reinterpret_cast<const void*>(state_kernel), shared_bytes,
+                            "gated_delta_rule (state)"),
+       true);
   (void)configured;
   state_kernel<<<dim3(unsigned(args.value_heads), unsigned(head_dim / block_columns),
                       unsigned(args.runs.count)),
