@@ -19,6 +19,16 @@ inline void check_launch(const char* what) {
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
+// Lets `kernel` use `bytes` of dynamic shared memory (above the 48 KiB default); throws with
+// `what` when the device cannot give that much.
+inline void allow_dynamic_shared(const void* kernel, size_t bytes, const char* what) {
+  const cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + std::to_string(bytes) +
+                             " bytes of shared memory: " + cudaGetErrorString(status));
+}
+
 inline unsigned blocks_for(long long count, unsigned threads) {
   return unsigned((count + threads - 1) / threads);
 }

@@ -813,6 +813,102 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
 #endif
 
 #ifdef CUA_S1_HAVE_CUDA
+// The chunked delta rule against the token-by-token recurrence of spec/model.md 4.4 step 5 in
+// float64 (decay, correction with the decayed state, update, read after the update), from a
+// random incoming state, on model-like inputs: unit-norm k, q scaled by 128^-1/2, beta in (0, 1),
+// log decays down to -2. Lengths at the chunk edges; the outgoing state is checked too. The
+// tensor-core products carry about 16 significant bits (split bf16 operands): one bf16 pass
+// would miss the bound by an order of magnitude.
+BOOST_AUTO_TEST_CASE(delta_rule_matches_the_float64_recurrence, *utf::precondition(test::cuda_present)) {
+  const int64_t key_heads = 2, value_heads = 4, dim = 128;
+  const int64_t channels = 2 * key_heads * dim + value_heads * dim, v_width = value_heads * dim;
+  const cudaStream_t stream = rig().stream;
+  for (const int64_t rows : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(150)}) {
+    BOOST_TEST_CONTEXT(rows << " rows") {
+      std::vector<float> qkv = random_values(size_t(rows * channels), -1, 1);
+      for (int64_t t = 0; t < rows; ++t)  // q and k heads to unit norm, q then times 128^-1/2
+        for (int64_t head = 0; head < 2 * key_heads; ++head) {
+          float* x = &qkv[size_t(t * channels + head * dim)];
+          double norm = 0;
+          for (int64_t d = 0; d < dim; ++d) norm += double(x[d]) * x[d];
+          const double scale = (head < key_heads ? 1.0 / std::sqrt(double(dim)) : 1.0) / std::sqrt(norm);
+          for (int64_t d = 0; d < dim; ++d) x[d] = float(x[d] * scale);
+        }
+      const std::vector<float> beta = random_values(size_t(rows * value_heads), 0.02f, 0.98f),
+                               decay = random_values(size_t(rows * value_heads), -2.0f, -0.001f),
+                               state = random_values(size_t(v_width * dim), -0.5f, 0.5f);
+      auto dqkv = to_device(qkv), dbeta = to_device(beta), ddecay = to_device(decay),
+           dstate = to_device(state);
+      gpu::device_buffer<float> out(size_t(rows * v_width), stream), state_out(state.size(), stream);
+      gpu::device_buffer<float> scratch(
+          kernels::delta_rule_scratch_floats(kernels::single_run(rows), value_heads, dim, dim), stream);
+      kernels::delta_rule_args rule;
+      rule.qkv = dqkv.get();
+      rule.ld = channels;
+      rule.k_offset = key_heads * dim;
+      rule.v_offset = 2 * key_heads * dim;
+      rule.beta = dbeta.get();
+      rule.log_decay = ddecay.get();
+      rule.tokens = rows;
+      rule.key_heads = key_heads;
+      rule.value_heads = value_heads;
+      rule.key_dim = dim;
+      rule.value_dim = dim;
+      rule.out = out.get();
+      rule.state_in = dstate.get();
+      rule.state_out = state_out.get();
+      rule.scratch = scratch.get();
+      kernels::gated_delta_rule(rule, stream);
+      const std::vector<float> ours = download(out.get(), size_t(rows * v_width), stream);
+      const std::vector<float> ours_state = download(state_out.get(), state.size(), stream);
+
+      double out_error = 0, out_scale = 0, state_error = 0, state_scale = 0;
+      for (int64_t h = 0; h < value_heads; ++h) {
+        const int64_t kh = h / (value_heads / key_heads);
+        std::vector<double> s(size_t(dim * dim));  // s[key * dim + column]
+        for (int64_t col = 0; col < dim; ++col)
+          for (int64_t key = 0; key < dim; ++key)
+            s[size_t(key * dim + col)] = state[size_t((h * dim + col) * dim + key)];
+        std::vector<double> u(static_cast<size_t>(dim));
+        for (int64_t t = 0; t < rows; ++t) {
+          const float* q = &qkv[size_t(t * channels + kh * dim)];
+          const float* k = q + key_heads * dim;
+          const float* v = &qkv[size_t(t * channels + 2 * key_heads * dim + h * dim)];
+          const double e = std::exp(double(decay[size_t(t * value_heads + h)]));
+          const double b = beta[size_t(t * value_heads + h)];
+          for (double& x : s) x *= e;
+          for (int64_t col = 0; col < dim; ++col) {
+            double sk = 0;
+            for (int64_t key = 0; key < dim; ++key) sk += s[size_t(key * dim + col)] * k[key];
+            u[size_t(col)] = b * (v[col] - sk);
+          }
+          for (int64_t key = 0; key < dim; ++key)
+            for (int64_t col = 0; col < dim; ++col) s[size_t(key * dim + col)] += k[key] * u[size_t(col)];
+          for (int64_t col = 0; col < dim; ++col) {
+            double o = 0;
+            for (int64_t key = 0; key < dim; ++key) o += s[size_t(key * dim + col)] * q[key];
+            out_error = std::max(out_error, std::abs(ours[size_t(t * v_width + h * dim + col)] - o));
+            out_scale = std::max(out_scale, std::abs(o));
+          }
+        }
+        for (int64_t col = 0; col < dim; ++col)
+          for (int64_t key = 0; key < dim; ++key) {
+            const double expected = s[size_t(key * dim + col)];
+            state_error = std::max(state_error, std::abs(ours_state[size_t((h * dim + col) * dim + key)] - expected));
+            state_scale = std::max(state_scale, std::abs(expected));
+          }
+      }
+      BOOST_TEST_MESSAGE("delta rule, " << rows << " rows: max abs error " << out_error << " (max |o| "
+                                        << out_scale << "), state " << state_error << " (max |S| "
+                                        << state_scale << ")");
+      BOOST_TEST(out_error <= 2e-4 * out_scale);
+      BOOST_TEST(state_error <= 2e-4 * state_scale);
+    }
+  }
+}
+#endif
+
+#ifdef CUA_S1_HAVE_CUDA
 // LayerNorm and zero-centred RMSNorm against float64 over rows of the widths the model uses
 // (vision 1024, language 2560), a short one, a strided one and widths that take the block loop
 // (not a multiple of 4, wider than 4096): outputs within one bf16 rounding (fp32: 1e-5).

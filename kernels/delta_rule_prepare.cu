@@ -1,0 +1,268 @@
+// The parallel half of the chunked delta rule: one block per (chunk, value head), the chunks of
+// every run at once, leaves the record of delta_rule_layout.cuh: the in-chunk cumulative log
+// decay Gamma, P = (q.k) Dec (j <= i), the unit-lower-triangular (I + A)^-1 (forward
+// substitution in 16 x 16 blocks, fp32), Uc = (I + A)^-1 (beta V), Wc = (I + A)^-1 (beta e^G K),
+// and the state kernel's scaled q and k. The products q.k, k.k, Uc and Wc run on tensor cores
+// with split operands (split_mma.cuh); each warp owns 16 rows of the chunk.
+#include "kernels/common.cuh"
+#include "kernels/delta_rule_layout.cuh"
+#include "kernels/split_mma.cuh"
+
+namespace cua_s1::kernels::delta_rule {
+namespace {
+
+constexpr int warps = 4;
+constexpr int threads = 32 * warps;
+// Row strides (floats): float2 reads along rows at 8 (mod 32) and reads down columns at 4 (mod 32)
+// hit distinct banks.
+constexpr int wide_stride = head_dim + 8;    // q, k, then Wc: read along rows
+constexpr int column_stride = head_dim + 4;  // beta e^G k, then beta v: read down columns
+constexpr int square_stride = chunk + 8;     // (I + A)^-1 and P
+
+// X = (I - L)^-1 for the strictly lower 64 x 64 L in w (= -A), in blocks of 16: the four
+// diagonal blocks X_bb = (I - L_bb)^-1 by forward substitution, one warp each, then the blocks
+// below them by distance d = 1, 2, 3: X_ij = X_ii sum_{k=j}^{i-1} L_ik X_kj. X is built in
+// `scratch` (64 rows of square_stride floats) and copied over w. Six barriers instead of two per
+// row.
+__device__ __forceinline__ void invert_unit_lower(float* w, float* scratch) {
+  constexpr int block = 16;
+  const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  for (int e = tid; e < chunk * square_stride; e += threads) scratch[e] = 0.0f;
+  __syncthreads();
+  if (warp < chunk / block && lane < block) {  // X_bb, row by row; lane = column
+    const int base = warp * block, col = base + lane;
+    for (int r = base; r < base + block; ++r) {
+      if (col < r) {  // X[r][col] = L[r][col] + sum_{col < m < r} L[r][m] X[m][col]
+        float v = w[r * square_stride + col];
+        for (int m = col + 1; m < r; ++m) v += w[r * square_stride + m] * scratch[m * square_stride + col];
+        scratch[r * square_stride + col] = v;
+      } else if (col == r) {
+        scratch[r * square_stride + col] = 1.0f;
+      }
+      __syncwarp(0x0000ffffu);
+    }
+  }
+  constexpr int per_thread = (chunk / block - 1) * block * block / threads;  // 6
+  for (int d = 1; d < chunk / block; ++d) {
+    const int outputs = (chunk / block - d) * block * block;
+    float value[per_thread];
+    __syncthreads();  // the blocks at distance < d are final
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // S = sum_k L_ik X_kj
+      const int idx = tid + o * threads;
+      value[o] = 0.0f;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      const int r = i * block + (idx / block) % block, c = j * block + idx % block;
+      float sum = 0.0f;
+      for (int m = j * block; m < i * block; ++m) sum += w[r * square_stride + m] * scratch[m * square_stride + c];
+      value[o] = sum;
+    }
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // S into X_ij's place
+      const int idx = tid + o * threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      scratch[(i * block + (idx / block) % block) * square_stride + j * block + idx % block] = value[o];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {  // X_ij = X_ii S
+      const int idx = tid + o * threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      const int r = i * block + (idx / block) % block, c = j * block + idx % block;
+      float sum = 0.0f;
+      for (int m = i * block; m <= r; ++m) sum += scratch[r * square_stride + m] * scratch[m * square_stride + c];
+      value[o] = sum;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int o = 0; o < per_thread; ++o) {
+      const int idx = tid + o * threads;
+      if (idx >= outputs) continue;
+      const int j = idx / (block * block), i = j + d;
+      scratch[(i * block + (idx / block) % block) * square_stride + j * block + idx % block] = value[o];
+    }
+  }
+  __syncthreads();
+  for (int e = tid; e < chunk * square_stride; e += threads) w[e] = scratch[e];
+  __syncthreads();
+}
+
+// Stores `count` split B fragments, fragment f computed by make(f), each warp taking every
+// fourth one: lane l writes the 16 bytes at f * tile_words + 4 l.
+template <class Make>
+__device__ __forceinline__ void store_fragments(uint32_t* tiles, int count, Make make) {
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  for (int f = warp; f < count; f += warps)
+    *reinterpret_cast<uint4*>(tiles + f * tile_words + lane * 4) = make(f);
+}
+
+// acc[n] = sum_j T[16 warp + ., j] X[j][8 n + .] over the nonzero (lower) blocks of T: the rows
+// of (I + A)^-1 X owned by this warp, as 16 accumulator tiles of 8 columns.
+__device__ __forceinline__ void lower_times(const float* t_s, const float* x_s, float (&acc)[16][4]) {
+  const int warp = int(threadIdx.x / 32);
+#pragma unroll
+  for (int n = 0; n < 16; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  for (int k = 0; k <= warp; ++k) {
+    const a_split lower = split_a_rows(t_s, square_stride, 16 * warp, 16 * k);
+#pragma unroll
+    for (int n = 0; n < 16; ++n)
+      mma_split(acc[n], lower, split_b_down_columns(x_s, column_stride, 8 * n, 16 * k));
+  }
+}
+
+__global__ void __launch_bounds__(threads)
+    prepare_kernel(delta_rule_args a, int64_t chunks, uint32_t* records) {
+  extern __shared__ __align__(16) float shared[];
+  float* qx_s = shared;                          // q, then beta e^G k, then beta v
+  float* k_s = qx_s + chunk * wide_stride;       // k, then Wc
+  float* t_s = k_s + chunk * wide_stride;        // -A, then (I + A)^-1
+  float* p_s = t_s + chunk * square_stride;      // P, then the inversion's scratch
+  float* gamma_s = p_s + chunk * square_stride;  // Gamma
+  float* beta_s = gamma_s + chunk;
+  float* rise_s = beta_s + chunk;   // e^Gamma
+  float* fall_s = rise_s + chunk;   // e^(Gamma_63 - Gamma)
+
+  const int c = int(blockIdx.x), h = int(blockIdx.y), tid = int(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int64_t kh = h / (a.value_heads / a.key_heads);
+  const chunk_place place = locate_chunk(a.runs, c);
+  const int64_t t0 = place.t0;
+  const int rows = place.rows;
+  uint32_t* record = records + (int64_t(h) * chunks + c) * record_words;
+
+  for (int e = tid; e < chunk * head_dim / 4; e += threads) {  // q, k rows; padding rows 0
+    const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
+    const float* row = a.qkv + (t0 + min(r, rows - 1)) * a.ld + kh * head_dim + d;
+    copy16_async(qx_s + r * wide_stride + d, row + a.q_offset, r < rows);
+    copy16_async(k_s + r * wide_stride + d, row + a.k_offset, r < rows);
+  }
+  async_commit();
+  if (tid < chunk) {  // padding: g = 0, beta = 0
+    gamma_s[tid] = tid < rows ? a.log_decay[(t0 + tid) * a.value_heads + h] : 0.0f;
+    beta_s[tid] = tid < rows ? a.beta[(t0 + tid) * a.value_heads + h] : 0.0f;
+  }
+  __syncthreads();
+  if (tid < 32) {  // inclusive prefix sum of g, two values per lane
+    const float first = gamma_s[2 * tid], second = gamma_s[2 * tid + 1];
+    float sum = first + second;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const float below = __shfl_up_sync(0xffffffffu, sum, offset);
+      if (tid >= offset) sum += below;
+    }
+    float before = __shfl_up_sync(0xffffffffu, sum, 1);
+    if (tid == 0) before = 0.0f;
+    gamma_s[2 * tid] = before + first;
+    gamma_s[2 * tid + 1] = before + first + second;
+  }
+  __syncthreads();
+  if (tid < chunk) {
+    rise_s[tid] = expf(gamma_s[tid]);
+    fall_s[tid] = expf(gamma_s[chunk - 1] - gamma_s[tid]);
+    reinterpret_cast<float*>(record + gamma_at)[tid] = gamma_s[tid];
+  }
+  async_wait<0>();
+  __syncthreads();
+
+  {  // q.k and k.k for this warp's rows i and the columns j <= i: P and -A
+    float qk[8][4] = {}, kk[8][4] = {};
+    const int last_tile = 2 * warp + 1;  // columns 8 n .. with n <= last_tile reach j <= i
+#pragma unroll
+    for (int k = 0; k < head_dim / 16; ++k) {
+      const a_split q_rows = split_a_rows(qx_s, wide_stride, 16 * warp, 16 * k);
+      const a_split k_rows = split_a_rows(k_s, wide_stride, 16 * warp, 16 * k);
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        if (n > last_tile) continue;
+        const uint4 keys = split_b_along_rows(k_s, wide_stride, 8 * n, 16 * k);
+        mma_split(qk[n], q_rows, keys);
+        mma_split(kk[n], k_rows, keys);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = 16 * warp + g + (e >= 2 ? 8 : 0), j = 8 * n + 2 * t + (e & 1);
+        const float dec = j <= i ? expf(gamma_s[i] - gamma_s[j]) : 0.0f;
+        p_s[i * square_stride + j] = qk[n][e] * dec;
+        t_s[i * square_stride + j] = j < i ? -beta_s[i] * kk[n][e] * dec : 0.0f;
+      }
+  }
+  __syncthreads();
+
+  // The state kernel's operands that need nothing more: P, e^G q and e^(G63 - G) k.
+  store_fragments(record + p_at, 32, [&](int f) {
+    return split_b_along_rows(p_s, square_stride, 8 * (f / 4), 16 * (f % 4));
+  });
+  store_fragments(record + q_at, 64, [&](int f) {
+    const int n0 = 8 * (f / 8);
+    return split_b_along_rows(qx_s, wide_stride, n0, 16 * (f % 8), rise_s[n0 + lane / 4]);
+  });
+  store_fragments(record + kd_at, 64, [&](int f) {
+    return split_b_down_columns(k_s, wide_stride, 8 * (f / 4), 16 * (f % 4), fall_s);
+  });
+  __syncthreads();
+
+  for (int e = tid; e < chunk * head_dim; e += threads) {  // beta e^G k over q
+    const int r = e / head_dim, d = e % head_dim;
+    qx_s[r * column_stride + d] = k_s[r * wide_stride + d] * beta_s[r] * rise_s[r];
+  }
+  invert_unit_lower(t_s, p_s);  // t_s = (I + A)^-1; synchronises
+
+  float acc[16][4];
+  lower_times(t_s, qx_s, acc);  // Wc, into k_s (k is no longer needed)
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    const int i = 16 * warp + g, j = 8 * n + 2 * t;
+    *reinterpret_cast<float2*>(k_s + i * wide_stride + j) = make_float2(acc[n][0], acc[n][1]);
+    *reinterpret_cast<float2*>(k_s + (i + 8) * wide_stride + j) = make_float2(acc[n][2], acc[n][3]);
+  }
+  __syncthreads();
+  store_fragments(record + wc_at, 64, [&](int f) {
+    return split_b_along_rows(k_s, wide_stride, 8 * (f / 8), 16 * (f % 8));
+  });
+  for (int e = tid; e < chunk * head_dim / 4; e += threads) {  // beta v over beta e^G k
+    const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (r < rows)
+      v = *reinterpret_cast<const float4*>(a.qkv + (t0 + r) * a.ld + a.v_offset +
+                                           int64_t(h) * head_dim + d);
+    const float b = beta_s[r];
+    *reinterpret_cast<float4*>(qx_s + r * column_stride + d) =
+        make_float4(v.x * b, v.y * b, v.z * b, v.w * b);
+  }
+  __syncthreads();
+  lower_times(t_s, qx_s, acc);  // Uc, straight to the record
+  float* uc = reinterpret_cast<float*>(record + uc_at);
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    const int i = 16 * warp + g, j = 8 * n + 2 * t;
+    *reinterpret_cast<float2*>(uc + i * head_dim + j) = make_float2(acc[n][0], acc[n][1]);
+    *reinterpret_cast<float2*>(uc + (i + 8) * head_dim + j) = make_float2(acc[n][2], acc[n][3]);
+  }
+}
+
+constexpr size_t shared_bytes =
+    sizeof(float) * (2 * chunk * wide_stride + 2 * chunk * square_stride + 4 * chunk);
+
+}  // namespace
+
+void launch_prepare(const delta_rule_args& args, int64_t chunks, uint32_t* records,
+                    cudaStream_t stream) {
+  static const bool configured =
+      (allow_dynamic_shared(reinterpret_cast<const void*>(prepare_kernel), shared_bytes,
+                            "gated_delta_rule (prepare)"),
+       true);
+  (void)configured;
+  prepare_kernel<<<dim3(unsigned(chunks), unsigned(args.value_heads)), threads, shared_bytes,
+                   stream>>>(args, chunks, records);
+  check_launch("gated_delta_rule (prepare)");
+}
+
+}  // namespace cua_s1::kernels::delta_rule
