@@ -64,6 +64,18 @@ struct silu_mul_op {
   }
 };
 
+// silu_mul_op over strided rows: blockIdx.y is the row.
+__global__ void silu_mul_rows_kernel(const float* gate, const float* up, int64_t ld, bf16* out,
+                                     int64_t cols, bool vectorized) {
+  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const silu_mul_op op{gate + row * ld, up + row * ld, out + row * cols};
+  if (!vectorized) {
+    if (i < cols) op.one(i);
+  } else if (4 * i < cols) {
+    op.four(4 * i);
+  }
+}
+
 bool aligned_for_four(std::initializer_list<const void*> operands) {
   for (const void* p : operands)
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
@@ -120,10 +132,17 @@ void gelu_to_bf16(const float* in, bf16* out, int64_t n, gelu_kind kind, cudaStr
   check_launch("gelu_to_bf16");
 }
 
-void silu_mul_to_bf16(const float* gate, const float* up, bf16* out, int64_t n,
-                      cudaStream_t stream) {
-  if (n == 0) return;
-  launch_map(n, aligned_for_four({gate, up, out}), silu_mul_op{gate, up, out}, stream);
+void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,
+                      int64_t cols, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  if (ld == cols) {
+    launch_map(rows * cols, aligned_for_four({gate, up, out}), silu_mul_op{gate, up, out}, stream);
+  } else {
+    const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
+    const int64_t items = vectorized ? cols / 4 : cols;
+    silu_mul_rows_kernel<<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
+        gate, up, ld, out, cols, vectorized);
+  }
   check_launch("silu_mul_to_bf16");
 }
 

@@ -20,9 +20,10 @@ enum class gelu_kind { tanh, erf };
 void gelu_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, gelu_kind kind,
                   cudaStream_t stream);
 
-// out = bf16(SiLU(gate) * up) (SwiGLU).
-void silu_mul_to_bf16(const float* gate, const float* up, __nv_bfloat16* out, int64_t n,
-                      cudaStream_t stream);
+// out[r, c] = bf16(SiLU(gate[r * ld + c]) * up[r * ld + c]) for [rows, cols] (SwiGLU); ld = cols
+// for whole buffers, 2 * cols for the halves of a fused gate/up product (up = gate + cols).
+void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, __nv_bfloat16* out,
+                      int64_t rows, int64_t cols, cudaStream_t stream);
 
 // Output gate of full attention: out[t, h*D + d] = bf16(attended[t, h*D + d] *
 // sigmoid(qg[t, h*2D + D + d])), the gate read from the interleaved q_proj output.

@@ -101,12 +101,12 @@ void relocate(T*& pointer, char* base) {
   if (pointer) pointer = reinterpret_cast<T*>(base + (reinterpret_cast<uintptr_t>(pointer) - 1));
 }
 
+// The bias and LoRA tensors of a Linear with `in` inputs (its weight placed by the caller).
 // `split`: also reserve A's bf16 split (the layer will run its LoRA branch unmerged).
-device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool split = true) {
+device_linear place_linear_extras(arena_plan& plan, const linear_weights& layer, bool split,
+                                  int64_t in) {
   device_linear out;
-  out.weight = plan.matrix(layer.weight);
-  out.out = layer.weight.shape.at(0);
-  out.in = elements_of(layer.weight) / out.out;
+  out.in = in;
   if (layer.bias) out.bias = plan.floats(*layer.bias);
   if (layer.lora) {
     out.lora.a = plan.floats(layer.lora->a);
@@ -116,6 +116,56 @@ device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool s
     if (split) out.lora.a_split = plan.split(out.lora.rank, out.in);
   }
   return out;
+}
+
+device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool split = true) {
+  const bf16* weight = plan.matrix(layer.weight);
+  const int64_t out_features = layer.weight.shape.at(0);
+  device_linear out =
+      place_linear_extras(plan, layer, split, elements_of(layer.weight) / out_features);
+  out.weight = weight;
+  out.out = out_features;
+  return out;
+}
+
+// Linears that read the same input, their weights placed back to back so that, once they carry
+// no LoRA branch, one product of the stacked [sum of outs, in] matrix computes them all.
+std::vector<device_linear> place_stacked(arena_plan& plan,
+                                         std::initializer_list<const linear_weights*> layers,
+                                         bool split) {
+  std::vector<device_linear> out;
+  for (const linear_weights* layer : layers) {
+    device_linear placed;
+    placed.weight = plan.matrix(layer->weight);  // 256-byte multiples: no gap between them
+    placed.out = layer->weight.shape.at(0);
+    placed.in = elements_of(layer->weight) / placed.out;
+    out.push_back(placed);
+  }
+  size_t i = 0;
+  for (const linear_weights* layer : layers) {
+    device_linear rest = place_linear_extras(plan, *layer, split, out[i].in);
+    rest.weight = out[i].weight;
+    rest.out = out[i].out;
+    out[i++] = rest;
+  }
+  return out;
+}
+
+// The stacked product of `parts` placed by place_stacked, or an empty Linear when any has a bias
+// or a LoRA branch, or their weights are not back to back.
+device_linear stacked_view(std::initializer_list<const device_linear*> parts) {
+  device_linear whole;
+  const bf16* next = nullptr;
+  for (const device_linear* part : parts) {
+    if (part->bias || part->lora.rank || (next && part->weight != next) ||
+        (whole.in && part->in != whole.in))
+      return {};
+    if (!whole.weight) whole.weight = part->weight;
+    whole.in = part->in;
+    whole.out += part->out;
+    next = part->weight + part->out * part->in;
+  }
+  return whole;
 }
 
 device_norm place_norm(arena_plan& plan, const norm_weights& norm) {
@@ -198,8 +248,9 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     } else {
       throw std::invalid_argument("device_weights: a decoder layer has no token mixer");
     }
-    d.gate_proj = place_linear(plan, layer.gate_proj, split);
-    d.up_proj = place_linear(plan, layer.up_proj, split);
+    const auto gate_up = place_stacked(plan, {&layer.gate_proj, &layer.up_proj}, split);
+    d.gate_proj = gate_up[0];
+    d.up_proj = gate_up[1];
     d.down_proj = place_linear(plan, layer.down_proj, split);
     language.layers.push_back(d);
   }
@@ -243,6 +294,7 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
   relocate(language.final_norm, base);
   split_lora_a();
   if (merge_language_lora) merge_language_adapters();
+  for (device_layer& d : language.layers) d.gate_up = stacked_view({&d.gate_proj, &d.up_proj});
 }
 
 void device_weights::split_lora_a() {

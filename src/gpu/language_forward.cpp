@@ -206,11 +206,20 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
              const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t inner = config.intermediate_size;
-  device_buffer<float> gate(size_t(tokens * inner), s), up(size_t(tokens * inner), s);
-  ctx.linear(layer.gate_proj, x, tokens, gate.get(), inner, false);
-  ctx.linear(layer.up_proj, x, tokens, up.get(), inner, false);
+  device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);
+  float* const gate = gate_up.get();
+  float* up = gate + tokens * inner;  // separate products: [tokens, inner] each
+  int64_t ld = inner;
+  if (layer.gate_up.weight) {  // one product: row t is [gate_t | up_t]
+    ctx.linear(layer.gate_up, x, tokens, gate, 2 * inner, false);
+    up = gate + inner;
+    ld = 2 * inner;
+  } else {
+    ctx.linear(layer.gate_proj, x, tokens, gate, inner, false);
+    ctx.linear(layer.up_proj, x, tokens, up, inner, false);
+  }
   device_buffer<bf16> product(size_t(tokens * inner), s);
-  kernels::silu_mul_to_bf16(gate.get(), up.get(), product.get(), tokens * inner, s);
+  kernels::silu_mul_to_bf16(gate, up, ld, product.get(), tokens, inner, s);
   ctx.linear(layer.down_proj, product.get(), tokens, h, config.hidden_size, true);
 }
 
