@@ -10,25 +10,27 @@ namespace {
 
 constexpr unsigned threads = 256;
 
-// Input row `source` of the segment (negative: from the history before it, else 0).
-__device__ __forceinline__ float conv_input(const float* u, const float* history, int64_t source,
-                                            int64_t channels, int64_t kernel, int64_t ch) {
-  if (source >= 0) return u[source * channels + ch];
+// Input row `source` of the segment (u's rows ld apart; negative: from the history before it,
+// else 0).
+__device__ __forceinline__ float conv_input(const float* u, int64_t ld, const float* history,
+                                            int64_t source, int64_t channels, int64_t kernel,
+                                            int64_t ch) {
+  if (source >= 0) return u[source * ld + ch];
   return history ? history[(kernel - 1 + source) * channels + ch] : 0.0f;
 }
 
 // Any kernel width: grid (tokens, channel blocks), no 64-bit division per value.
-__global__ void conv_kernel(const float* u, row_runs runs, int64_t channels, const float* w,
-                            int64_t kernel, const float* history, float* c) {
+__global__ void conv_kernel(const float* u, int64_t ld, row_runs runs, int64_t channels,
+                            const float* w, int64_t kernel, const float* history, float* c) {
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, t = blockIdx.x;
   if (ch >= channels) return;
   const int64_t first = run_bound(runs, run_of(runs, t));  // the first row of t's run
-  const float* run_u = u + first * channels;
+  const float* run_u = u + first * ld;
   const int64_t local = t - first;
   float sum = 0;
   for (int64_t j = 0; j < kernel; ++j)
     sum += w[ch * kernel + j] *
-           conv_input(run_u, history, local - (kernel - 1) + j, channels, kernel, ch);
+           conv_input(run_u, ld, history, local - (kernel - 1) + j, channels, kernel, ch);
   c[t * channels + ch] = silu_f(sum);
 }
 
@@ -36,8 +38,9 @@ __global__ void conv_kernel(const float* u, row_runs runs, int64_t channels, con
 // registers, so every input is read once (same sum order as conv_kernel).
 constexpr int conv_strip = 16;
 template <int K>
-__global__ void conv_strip_kernel(const float* u, row_runs runs, int64_t rows, int64_t channels,
-                                  const float* w, const float* history, float* c) {
+__global__ void conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int64_t rows,
+                                  int64_t channels, const float* w, const float* history,
+                                  float* c) {
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   if (ch >= channels) return;
   const int64_t t0 = int64_t(blockIdx.x) * conv_strip;
@@ -49,7 +52,7 @@ __global__ void conv_strip_kernel(const float* u, row_runs runs, int64_t rows, i
   float window[K - 1];  // inputs of rows t - (K - 1) .. t - 1
 #pragma unroll
   for (int j = 0; j < K - 1; ++j)
-    window[j] = conv_input(u + first * channels, history, t0 - first - (K - 1) + j, channels, K, ch);
+    window[j] = conv_input(u + first * ld, ld, history, t0 - first - (K - 1) + j, channels, K, ch);
   for (int i = 0; i < conv_strip; ++i) {
     const int64_t t = t0 + i;
     if (t >= rows) break;
@@ -60,7 +63,7 @@ __global__ void conv_strip_kernel(const float* u, row_runs runs, int64_t rows, i
       for (int j = 0; j < K - 1; ++j)
         window[j] = history ? history[int64_t(j) * channels + ch] : 0.0f;
     }
-    const float x = u[t * channels + ch];
+    const float x = u[t * ld + ch];
     float sum = 0;
 #pragma unroll
     for (int j = 0; j < K - 1; ++j) sum += weight[j] * window[j];
@@ -72,12 +75,12 @@ __global__ void conv_strip_kernel(const float* u, row_runs runs, int64_t rows, i
   }
 }
 
-__global__ void conv_history_kernel(const float* u, int64_t tokens, int64_t channels,
+__global__ void conv_history_kernel(const float* u, int64_t ld, int64_t tokens, int64_t channels,
                                     int64_t kernel, const float* history, float* tail) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= (kernel - 1) * channels) return;
   const int64_t r = i / channels, ch = i % channels;
-  tail[i] = conv_input(u, history, tokens - (kernel - 1) + r, channels, kernel, ch);
+  tail[i] = conv_input(u, ld, history, tokens - (kernel - 1) + r, channels, kernel, ch);
 }
 
 // One warp per (token, head).
@@ -93,37 +96,39 @@ __global__ void l2_kernel(float* x, int64_t tokens, int64_t ld, int64_t heads, i
   for (int64_t i = lane; i < dim; i += 32) v[i] *= factor;
 }
 
-__global__ void gates_kernel(const float* b, const float* a, const float* a_log,
+__global__ void gates_kernel(const float* b, const float* a, int64_t ld, const float* a_log,
                              const float* dt_bias, int64_t tokens, int64_t heads, float* beta,
                              float* log_decay) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= tokens * heads) return;
-  const int64_t h = i % heads;
-  beta[i] = sigmoid_f(b[i]);
-  log_decay[i] = -expf(a_log[h]) * softplus_f(a[i] + dt_bias[h]);
+  const int64_t t = i / heads, h = i % heads;
+  beta[i] = sigmoid_f(b[t * ld + h]);
+  log_decay[i] = -expf(a_log[h]) * softplus_f(a[t * ld + h] + dt_bias[h]);
 }
 
 }  // namespace
 
-void causal_conv_silu(const float* u, const row_runs& runs, int64_t channels, const float* w,
-                      int64_t kernel, const float* history, float* c, cudaStream_t stream) {
+void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
+                      const float* w, int64_t kernel, const float* history, float* c,
+                      cudaStream_t stream) {
+  if (ld < channels) throw std::invalid_argument("causal_conv_silu: rows narrower than channels");
   if (runs.count <= 0 || runs.count > max_runs)
     throw std::invalid_argument("causal_conv_silu: 1 to 8 runs");
   if (runs.rows() * channels == 0) return;
   if (kernel == 4)
     conv_strip_kernel<4><<<dim3(blocks_for(runs.rows(), conv_strip), blocks_for(channels, threads)),
-                           threads, 0, stream>>>(u, runs, runs.rows(), channels, w, history, c);
+                           threads, 0, stream>>>(u, ld, runs, runs.rows(), channels, w, history, c);
   else
     conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0,
-                  stream>>>(u, runs, channels, w, kernel, history, c);
+                  stream>>>(u, ld, runs, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
 }
 
-void conv_history_after(const float* u, int64_t tokens, int64_t channels, int64_t kernel,
-                        const float* history, float* tail, cudaStream_t stream) {
+void conv_history_after(const float* u, int64_t ld, int64_t tokens, int64_t channels,
+                        int64_t kernel, const float* history, float* tail, cudaStream_t stream) {
   if ((kernel - 1) * channels <= 0) return;
   conv_history_kernel<<<blocks_for((kernel - 1) * channels, threads), threads, 0, stream>>>(
-      u, tokens, channels, kernel, history, tail);
+      u, ld, tokens, channels, kernel, history, tail);
   check_launch("conv_history_after");
 }
 
@@ -135,13 +140,12 @@ void l2_normalise_heads(float* x, int64_t tokens, int64_t ld, int64_t heads, int
   check_launch("l2_normalise_heads");
 }
 
-void deltanet_gates(const float* b, const float* a, const float* a_log, const float* dt_bias,
-                    int64_t tokens, int64_t heads, float* beta, float* log_decay,
-                    cudaStream_t stream) {
+void deltanet_gates(const float* b, const float* a, int64_t ld, const float* a_log,
+                    const float* dt_bias, int64_t tokens, int64_t heads, float* beta,
+                    float* log_decay, cudaStream_t stream) {
   if (tokens * heads == 0) return;
-  gates_kernel<<<blocks_for(tokens * heads, threads), threads, 0, stream>>>(b, a, a_log, dt_bias,
-                                                                           tokens, heads, beta,
-                                                                           log_decay);
+  gates_kernel<<<blocks_for(tokens * heads, threads), threads, 0, stream>>>(
+      b, a, ld, a_log, dt_bias, tokens, heads, beta, log_decay);
   check_launch("deltanet_gates");
 }
 

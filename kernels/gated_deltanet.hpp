@@ -10,17 +10,19 @@
 
 namespace cua_s1::kernels {
 
-// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]) within each run of `runs`.
+// c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]) within each run of `runs`; u's
+// rows are ld >= channels apart, c's channels.
 // Rows before a run's start come from `history` [kernel - 1, channels] (the inputs of the kernel
 // - 1 positions before it, oldest first; the same for every run), or are 0 where history is null
 // (the start of the prompt).
-void causal_conv_silu(const float* u, const row_runs& runs, int64_t channels, const float* w,
-                      int64_t kernel, const float* history, float* c, cudaStream_t stream);
+void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
+                      const float* w, int64_t kernel, const float* history, float* c,
+                      cudaStream_t stream);
 
 // The history the next segment needs: the last kernel - 1 input rows, reaching back into
 // `history` (or zeros) when the segment is shorter. `tail` must not alias `history`.
-void conv_history_after(const float* u, int64_t tokens, int64_t channels, int64_t kernel,
-                        const float* history, float* tail, cudaStream_t stream);
+void conv_history_after(const float* u, int64_t ld, int64_t tokens, int64_t channels,
+                        int64_t kernel, const float* history, float* tail, cudaStream_t stream);
 
 // In place, per token t and head h: x <- x * rsqrt(sum x^2 + 1e-6) * scale for the `dim` values
 // at x[t * ld + h * dim].
@@ -28,10 +30,10 @@ void l2_normalise_heads(float* x, int64_t tokens, int64_t ld, int64_t heads, int
                         float scale, cudaStream_t stream);
 
 // beta = sigmoid(b), g = -exp(a_log[h]) * softplus(a + dt_bias[h]) (the log of the decay) for
-// [tokens, heads].
-void deltanet_gates(const float* b, const float* a, const float* a_log, const float* dt_bias,
-                    int64_t tokens, int64_t heads, float* beta, float* log_decay,
-                    cudaStream_t stream);
+// [tokens, heads]; b's and a's rows are ld apart, beta's and g's heads.
+void deltanet_gates(const float* b, const float* a, int64_t ld, const float* a_log,
+                    const float* dt_bias, int64_t tokens, int64_t heads, float* beta,
+                    float* log_decay, cudaStream_t stream);
 
 // The gated delta rule in the chunked form of spec/model.md 4.4 step 5 (chunks of 64 tokens from
 // each run's first token, zero-padded; everything fp32). Each run of `runs` (count 0: one run of

@@ -177,13 +177,14 @@ __global__ void rms_norm_kernel(const float* x, int64_t dim, int64_t ld, const f
 }
 
 // One warp per row of `dim` (dim <= 32 * 8 handled by the loop).
-__global__ void gated_rms_norm_kernel(const float* o, const float* z, int64_t rows, int64_t dim,
+__global__ void gated_rms_norm_kernel(const float* o, const float* z, int64_t ld_z,
+                                      int64_t row_groups, int64_t rows, int64_t dim,
                                       const float* w, float eps, bf16* out) {
   const int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;
   const float* values = o + row * dim;
-  const float* gate = z + row * dim;
+  const float* gate = z + (row / row_groups) * ld_z + (row % row_groups) * dim;
   float squares = 0;
   for (int64_t i = lane; i < dim; i += 32) squares += values[i] * values[i];
   const float inv = 1.0f / sqrtf(warp_sum(squares) / float(dim) + eps);
@@ -240,12 +241,15 @@ void rms_norm_zero_centred(const float* x, int64_t rows, int64_t dim, int64_t ld
   check_launch("rms_norm_zero_centred");
 }
 
-void gated_rms_norm_to_bf16(const float* o, const float* z, int64_t rows, int64_t dim,
-                            const float* weight, float eps, bf16* out, cudaStream_t stream) {
+void gated_rms_norm_to_bf16(const float* o, const float* z, int64_t ld_z, int64_t row_groups,
+                            int64_t rows, int64_t dim, const float* weight, float eps, bf16* out,
+                            cudaStream_t stream) {
   if (rows == 0) return;
+  if (row_groups <= 0 || ld_z < row_groups * dim)
+    throw std::invalid_argument("gated_rms_norm_to_bf16: z rows narrower than their groups");
   constexpr unsigned threads = 256;
-  gated_rms_norm_kernel<<<blocks_for(rows, threads / 32), threads, 0, stream>>>(o, z, rows, dim,
-                                                                               weight, eps, out);
+  gated_rms_norm_kernel<<<blocks_for(rows, threads / 32), threads, 0, stream>>>(
+      o, z, ld_z, row_groups, rows, dim, weight, eps, out);
   check_launch("gated_rms_norm_to_bf16");
 }
 

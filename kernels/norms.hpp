@@ -20,9 +20,11 @@ void rms_norm_zero_centred(const float* x, int64_t rows, int64_t dim, int64_t ld
                            float* out_f32, cudaStream_t stream);
 
 // Qwen3_5RMSNormGated over rows of `dim`: bf16((o * rsqrt(mean(o^2) + eps)) * w * SiLU(z)).
-void gated_rms_norm_to_bf16(const float* o, const float* z, int64_t rows, int64_t dim,
-                            const float* weight, float eps, __nv_bfloat16* out,
-                            cudaStream_t stream);
+// o and out are [rows, dim]; z holds `row_groups` rows of dim per line, lines ld_z apart (row r
+// gates with line r / row_groups, slot r % row_groups).
+void gated_rms_norm_to_bf16(const float* o, const float* z, int64_t ld_z, int64_t row_groups,
+                            int64_t rows, int64_t dim, const float* weight, float eps,
+                            __nv_bfloat16* out, cudaStream_t stream);
 
 // Per (token, head): zero-centred RMSNorm over head_dim, then rotate-half on the first
 // 2 * half dims with cos/sin [tokens, half], written as bf16 to out[t * heads * head_dim +

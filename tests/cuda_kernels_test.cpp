@@ -721,8 +721,10 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
   const cudaStream_t stream = rig().stream;
 
   // Causal conv + SiLU with a history: the model's width 4 (register strips) and width 3 (the
-  // general kernel), against a float64 evaluation run by run.
-  const std::vector<float> u = random_values(size_t(rows * channels), -1, 1);
+  // general kernel), against a float64 evaluation run by run. The inputs' rows are wider than
+  // the channels (the model's are a slice of the fused input projection).
+  const int64_t ld = channels + 7;
+  const std::vector<float> u = random_values(size_t(rows * ld), -1, 1);
   auto du = to_device(u);
   std::vector<float> conv_together;  // width 4, for the run-by-run comparison below
   gpu::device_buffer<float> w4, h4;
@@ -731,7 +733,8 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
                              history = random_values(size_t((width - 1) * channels), -1, 1);
     auto dw = to_device(w), dh = to_device(history);
     gpu::device_buffer<float> conv(size_t(rows * channels), stream);
-    kernels::causal_conv_silu(du.get(), runs, channels, dw.get(), width, dh.get(), conv.get(), stream);
+    kernels::causal_conv_silu(du.get(), ld, runs, channels, dw.get(), width, dh.get(), conv.get(),
+                              stream);
     const std::vector<float> ours = download(conv.get(), size_t(rows * channels), stream);
     double worst = 0;
     for (int r = 0; r < runs.count; ++r)
@@ -741,7 +744,7 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
           for (int64_t j = 0; j < width; ++j) {
             const int64_t source = t - (width - 1) + j;  // before the run: from the history
             const double input = source >= runs.bounds[r]
-                                     ? u[size_t(source * channels + ch)]
+                                     ? u[size_t(source * ld + ch)]
                                      : history[size_t((width - 1 - (runs.bounds[r] - source)) * channels + ch)];
             sum += w[size_t(ch * width + j)] * input;
           }
@@ -791,7 +794,7 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
     BOOST_TEST_CONTEXT("run " << r << " (" << length << " rows)") {
       const kernels::row_runs one = kernels::single_run(length);
       gpu::device_buffer<float> alone(size_t(length * channels), stream);
-      kernels::causal_conv_silu(du.get() + first * channels, one, channels, w4.get(), kernel,
+      kernels::causal_conv_silu(du.get() + first * ld, ld, one, channels, w4.get(), kernel,
                                 h4.get(), alone.get(), stream);
       BOOST_TEST(rows_of(conv_together, channels, first, length) ==
                      download(alone.get(), size_t(length * channels), stream),

@@ -227,10 +227,12 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     d.post_attention_norm = place_norm(plan, layer.post_attention_layernorm);
     if (layer.linear_attn) {
       const gated_deltanet_weights& g = *layer.linear_attn;
-      d.deltanet.in_proj_qkv = place_linear(plan, g.in_proj_qkv, split);
-      d.deltanet.in_proj_z = place_linear(plan, g.in_proj_z, split);
-      d.deltanet.in_proj_b = place_linear(plan, g.in_proj_b, split);
-      d.deltanet.in_proj_a = place_linear(plan, g.in_proj_a, split);
+      const auto in_proj = place_stacked(
+          plan, {&g.in_proj_qkv, &g.in_proj_z, &g.in_proj_b, &g.in_proj_a}, split);
+      d.deltanet.in_proj_qkv = in_proj[0];
+      d.deltanet.in_proj_z = in_proj[1];
+      d.deltanet.in_proj_b = in_proj[2];
+      d.deltanet.in_proj_a = in_proj[3];
       d.deltanet.out_proj = place_linear(plan, g.out_proj, split);
       d.deltanet.conv1d = plan.floats(g.conv1d);
       d.deltanet.a_log = plan.floats(g.a_log);
@@ -294,7 +296,12 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
   relocate(language.final_norm, base);
   split_lora_a();
   if (merge_language_lora) merge_language_adapters();
-  for (device_layer& d : language.layers) d.gate_up = stacked_view({&d.gate_proj, &d.up_proj});
+  for (device_layer& d : language.layers) {
+    d.gate_up = stacked_view({&d.gate_proj, &d.up_proj});
+    if (!d.full_attention)
+      d.deltanet.in_proj = stacked_view({&d.deltanet.in_proj_qkv, &d.deltanet.in_proj_z,
+                                         &d.deltanet.in_proj_b, &d.deltanet.in_proj_a});
+  }
 }
 
 void device_weights::split_lora_a() {

@@ -50,6 +50,9 @@ struct device_vision {
 
 struct device_deltanet {
   device_linear in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj;
+  // The four input projections as one product (their weights back to back); empty while they
+  // carry an unmerged LoRA branch.
+  device_linear in_proj;
   const float* conv1d = nullptr;  // [channels, kernel]
   const float* a_log = nullptr;
   const float* dt_bias = nullptr;

@@ -3,6 +3,7 @@
 // stage reports.
 #include "gpu/forward_context.hpp"
 
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/elementwise.hpp"
@@ -27,6 +28,23 @@ void forward_context::linear(const device_linear& layer, const bf16* x, int64_t 
   const device_buffer<float> parts = lora_parts(layer, x, m);
   kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
                    layer.lora.scale, kernels::lora_epilogue::add, y, ldy, nullptr, stream);
+}
+
+void forward_context::stacked_linear(const device_linear& stacked,
+                                     std::initializer_list<const device_linear*> parts,
+                                     const bf16* x, int64_t m, float* y) const {
+  int64_t width = 0;
+  for (const device_linear* part : parts) width += part->out;
+  if (stacked.weight) {
+    if (stacked.out != width) throw std::logic_error("stacked_linear: the stack's width differs");
+    linear(stacked, x, m, y, width, false);
+    return;
+  }
+  int64_t column = 0;
+  for (const device_linear* part : parts) {
+    linear(*part, x, m, y + column, width, false);
+    column += part->out;
+  }
 }
 
 void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,

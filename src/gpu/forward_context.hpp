@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "gpu/cuda_check.hpp"
@@ -34,6 +35,13 @@ struct forward_context {
   // x is the bf16 input [m, in] with row stride in.
   void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
               bool accumulate) const;
+
+  // The Linears `parts` (all reading x) into consecutive column slices of y [m, sum of their
+  // outs]: one product of `stacked` when it is set (device_weights: their weights back to back,
+  // no bias or LoRA), else one Linear each.
+  void stacked_linear(const device_linear& stacked,
+                      std::initializer_list<const device_linear*> parts, const bf16* x,
+                      int64_t m, float* y) const;
 
   // out[m, out] = bf16(GELU(x W^T + bias + LoRA)): the fp32 sum is read once by the LoRA up
   // projection, which applies the GELU (vision MLP and merger fc1).

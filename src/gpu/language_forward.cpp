@@ -75,27 +75,31 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   const int64_t q_width = key_heads * key_dim, v_width = value_heads * value_dim;
   const int64_t channels = 2 * q_width + v_width;
 
-  device_buffer<float> u(size_t(tokens * channels), s), z(size_t(tokens * v_width), s);
-  device_buffer<float> b(size_t(tokens * value_heads), s), a(size_t(tokens * value_heads), s);
-  ctx.linear(layer.in_proj_qkv, x, tokens, u.get(), channels, false);
-  ctx.linear(layer.in_proj_z, x, tokens, z.get(), v_width, false);
-  ctx.linear(layer.in_proj_b, x, tokens, b.get(), value_heads, false);
-  ctx.linear(layer.in_proj_a, x, tokens, a.get(), value_heads, false);
+  // One row per token: [qkv (channels) | z (v_width) | b (value_heads) | a (value_heads)].
+  const int64_t width = channels + v_width + 2 * value_heads;
+  device_buffer<float> projected(size_t(tokens * width), s);
+  ctx.stacked_linear(layer.in_proj,
+                     {&layer.in_proj_qkv, &layer.in_proj_z, &layer.in_proj_b, &layer.in_proj_a},
+                     x, tokens, projected.get());
+  const float* const u = projected.get();
+  const float* const z = u + channels;
+  const float* const b = z + v_width;
+  const float* const a = b + value_heads;
 
   device_buffer<float> c(size_t(tokens * channels), s);
   const int64_t kernel = config.linear_conv_kernel_dim;
-  kernels::causal_conv_silu(u.get(), runs, channels, layer.conv1d, kernel, state.history_in,
+  kernels::causal_conv_silu(u, width, runs, channels, layer.conv1d, kernel, state.history_in,
                             c.get(), s);
   if (state.history_out) {
     if (runs.count != 1) throw std::logic_error("only a single run keeps the GDN state");
-    kernels::conv_history_after(u.get(), tokens, channels, kernel, state.history_in,
+    kernels::conv_history_after(u, width, tokens, channels, kernel, state.history_in,
                                 state.history_out, s);
   }
   kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
                               1.0f / std::sqrt(float(key_dim)), s);
   kernels::l2_normalise_heads(c.get() + q_width, tokens, channels, key_heads, key_dim, 1.0f, s);
   device_buffer<float> beta(size_t(tokens * value_heads), s), g(size_t(tokens * value_heads), s);
-  kernels::deltanet_gates(b.get(), a.get(), layer.a_log, layer.dt_bias, tokens, value_heads,
+  kernels::deltanet_gates(b, a, width, layer.a_log, layer.dt_bias, tokens, value_heads,
                           beta.get(), g.get(), s);
 
   device_buffer<float> o(size_t(tokens * v_width), s);
@@ -122,8 +126,8 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   kernels::gated_delta_rule(rule, s);
 
   device_buffer<bf16> normed(size_t(tokens * v_width), s);
-  kernels::gated_rms_norm_to_bf16(o.get(), z.get(), tokens * value_heads, value_dim, layer.norm,
-                                  config.rms_norm_eps, normed.get(), s);
+  kernels::gated_rms_norm_to_bf16(o.get(), z, width, value_heads, tokens * value_heads, value_dim,
+                                  layer.norm, config.rms_norm_eps, normed.get(), s);
   ctx.linear(layer.out_proj, normed.get(), tokens, h, config.hidden_size, true);
 }
 
@@ -206,20 +210,11 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
              const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t inner = config.intermediate_size;
-  device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);
-  float* const gate = gate_up.get();
-  float* up = gate + tokens * inner;  // separate products: [tokens, inner] each
-  int64_t ld = inner;
-  if (layer.gate_up.weight) {  // one product: row t is [gate_t | up_t]
-    ctx.linear(layer.gate_up, x, tokens, gate, 2 * inner, false);
-    up = gate + inner;
-    ld = 2 * inner;
-  } else {
-    ctx.linear(layer.gate_proj, x, tokens, gate, inner, false);
-    ctx.linear(layer.up_proj, x, tokens, up, inner, false);
-  }
+  device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);  // row t: [gate_t | up_t]
+  ctx.stacked_linear(layer.gate_up, {&layer.gate_proj, &layer.up_proj}, x, tokens, gate_up.get());
   device_buffer<bf16> product(size_t(tokens * inner), s);
-  kernels::silu_mul_to_bf16(gate, up, ld, product.get(), tokens, inner, s);
+  kernels::silu_mul_to_bf16(gate_up.get(), gate_up.get() + inner, 2 * inner, product.get(), tokens,
+                            inner, s);
   ctx.linear(layer.down_proj, product.get(), tokens, h, config.hidden_size, true);
 }
 
