@@ -71,9 +71,6 @@ struct device_layer {
   device_deltanet deltanet;
   device_attention attention;
   device_linear gate_proj, up_proj, down_proj;
-  // gate_proj and up_proj as one product [2 * intermediate, hidden] (their weights lie back to
-  // back); empty while they carry an unmerged LoRA branch.
-  device_linear gate_up;
 };
 
 struct device_language {
