@@ -98,6 +98,13 @@ double max_abs_difference(const std::vector<float>& a, const std::vector<float>&
 }
 
 #ifdef CUA_S1_HAVE_CUDA
+// A CUDA backend on the tiny weights with `options`.
+std::unique_ptr<backend> tiny_cuda_backend(cuda_backend_options options) {
+  auto made = make_cuda_backend(test::parity::load_tiny_weights(), std::move(options));
+  BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.error().detail));
+  return std::move(*made);
+}
+
 // A stream, GEMM plans, staging and the tiny weights on the device, for calling forwards directly.
 struct gpu_rig {
   gpu::device_weights weights{tiny()};
@@ -256,9 +263,7 @@ BOOST_AUTO_TEST_CASE(a_kept_prompt_opening_matches_running_it,
   auto make = [](bool keep) {
     cuda_backend_options options;
     options.reuse_prompt_opening = keep;
-    auto made = make_cuda_backend(test::parity::load_tiny_weights(), std::move(options));
-    BOOST_REQUIRE(made);
-    return std::move(*made);
+    return tiny_cuda_backend(std::move(options));
   };
   auto keeping = make(true), running = make(false);
   auto cpu_backend = make_cpu_backend(test::parity::load_tiny_weights(), 16);
@@ -600,9 +605,7 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
   auto make = [](size_t graphs) {
     cuda_backend_options options;
     options.graph_cache = graphs;
-    auto made = make_cuda_backend(test::parity::load_tiny_weights(), std::move(options));
-    BOOST_REQUIRE(made);
-    return std::move(*made);
+    return tiny_cuda_backend(std::move(options));
   };
   auto eager = make(0), cached = make(8), evicting = make(1);
   std::vector<prepared_request> requests;
