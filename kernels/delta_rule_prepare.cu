@@ -3,7 +3,8 @@
 // decay Gamma, P = (q.k) Dec (j <= i), the unit-lower-triangular (I + A)^-1 (forward
 // substitution in 16 x 16 blocks, fp32), Uc = (I + A)^-1 (beta V), Wc = (I + A)^-1 (beta e^G K),
 // and the state kernel's scaled q and k. The products q.k, k.k, Uc and Wc run on tensor cores
-// with split operands (split_mma.cuh); each warp owns 16 rows of the chunk.
+// with split operands (split_mma.cuh); each warp owns 16 rows of the chunk and half of the
+// columns (8 warps: two blocks of them share an SM, as the shared memory allows).
 #include "kernels/common.cuh"
 #include "kernels/delta_rule_layout.cuh"
 #include "kernels/split_mma.cuh"
@@ -11,8 +12,9 @@
 namespace cua_s1::kernels::delta_rule {
 namespace {
 
-constexpr int warps = 4;
+constexpr int warps = 8;
 constexpr int threads = 32 * warps;
+constexpr int row_slabs = 4;  // warp w: rows 16 (w % 4) .., column half w / 4
 // Row strides (floats): float2 reads along rows at 8 (mod 32) and reads down columns at 4 (mod 32)
 // hit distinct banks.
 constexpr int wide_stride = head_dim + 8;    // q, k, then Wc: read along rows
@@ -42,7 +44,7 @@ __device__ __forceinline__ void invert_unit_lower(float* w, float* scratch) {
       __syncwarp(0x0000ffffu);
     }
   }
-  constexpr int per_thread = (chunk / block - 1) * block * block / threads;  // 6
+  constexpr int per_thread = (chunk / block - 1) * block * block / threads;  // 3
   for (int d = 1; d < chunk / block; ++d) {
     const int outputs = (chunk / block - d) * block * block;
     float value[per_thread];
@@ -99,19 +101,19 @@ __device__ __forceinline__ void store_fragments(uint32_t* tiles, int count, Make
     *reinterpret_cast<uint4*>(tiles + f * tile_words + lane * 4) = make(f);
 }
 
-// acc[n] = sum_j T[16 warp + ., j] X[j][8 n + .] over the nonzero (lower) blocks of T: the rows
-// of (I + A)^-1 X owned by this warp, as 16 accumulator tiles of 8 columns.
-__device__ __forceinline__ void lower_times(const float* t_s, const float* x_s, float (&acc)[16][4]) {
-  const int warp = int(threadIdx.x / 32);
+// acc[n] = sum_j T[16 slab + ., j] X[j][64 half + 8 n + .] over the nonzero (lower) blocks of T:
+// the part of (I + A)^-1 X owned by this warp, as 8 accumulator tiles of 8 columns.
+__device__ __forceinline__ void lower_times(const float* t_s, const float* x_s, float (&acc)[8][4]) {
+  const int warp = int(threadIdx.x / 32), slab = warp % row_slabs, half = warp / row_slabs;
 #pragma unroll
-  for (int n = 0; n < 16; ++n)
+  for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
-  for (int k = 0; k <= warp; ++k) {
-    const a_split lower = split_a_rows(t_s, square_stride, 16 * warp, 16 * k);
+  for (int k = 0; k <= slab; ++k) {
+    const a_split lower = split_a_rows(t_s, square_stride, 16 * slab, 16 * k);
 #pragma unroll
-    for (int n = 0; n < 16; ++n)
-      mma_split(acc[n], lower, split_b_down_columns(x_s, column_stride, 8 * n, 16 * k));
+    for (int n = 0; n < 8; ++n)
+      mma_split(acc[n], lower, split_b_down_columns(x_s, column_stride, 64 * half + 8 * n, 16 * k));
   }
 }
 
@@ -129,6 +131,7 @@ __global__ void __launch_bounds__(threads)
 
   const int c = int(blockIdx.x), h = int(blockIdx.y), tid = int(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int slab = warp % row_slabs, half = warp / row_slabs;
   const int64_t kh = h / (a.value_heads / a.key_heads);
   const chunk_place place = locate_chunk(a.runs, c);
   const int64_t t0 = place.t0;
@@ -169,29 +172,33 @@ __global__ void __launch_bounds__(threads)
   async_wait<0>();
   __syncthreads();
 
-  {  // q.k and k.k for this warp's rows i and the columns j <= i: P and -A
-    float qk[8][4] = {}, kk[8][4] = {};
-    const int last_tile = 2 * warp + 1;  // columns 8 n .. with n <= last_tile reach j <= i
+  {  // q.k and k.k for this warp's rows i and its half of the columns j <= i: P and -A
+    float qk[4][4] = {}, kk[4][4] = {};
+    const int last_tile = 2 * slab + 1;  // columns 8 n .. with n <= last_tile reach j <= i
+    if (4 * half <= last_tile) {  // warp-uniform: else every column of the half is above i
 #pragma unroll
-    for (int k = 0; k < head_dim / 16; ++k) {
-      const a_split q_rows = split_a_rows(qx_s, wide_stride, 16 * warp, 16 * k);
-      const a_split k_rows = split_a_rows(k_s, wide_stride, 16 * warp, 16 * k);
+      for (int k = 0; k < head_dim / 16; ++k) {
+        const a_split q_rows = split_a_rows(qx_s, wide_stride, 16 * slab, 16 * k);
+        const a_split k_rows = split_a_rows(k_s, wide_stride, 16 * slab, 16 * k);
 #pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        if (n > last_tile) continue;
-        const uint4 keys = split_b_along_rows(k_s, wide_stride, 8 * n, 16 * k);
-        mma_split(qk[n], q_rows, keys);
-        mma_split(kk[n], k_rows, keys);
+        for (int m = 0; m < 4; ++m) {
+          const int n = 4 * half + m;
+          if (n > last_tile) continue;
+          const uint4 keys = split_b_along_rows(k_s, wide_stride, 8 * n, 16 * k);
+          mma_split(qk[m], q_rows, keys);
+          mma_split(kk[m], k_rows, keys);
+        }
       }
     }
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+    for (int m = 0; m < 4; ++m)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = 16 * warp + g + (e >= 2 ? 8 : 0), j = 8 * n + 2 * t + (e & 1);
+        const int n = 4 * half + m;
+        const int i = 16 * slab + g + (e >= 2 ? 8 : 0), j = 8 * n + 2 * t + (e & 1);
         const float dec = j <= i ? expf(gamma_s[i] - gamma_s[j]) : 0.0f;
-        p_s[i * square_stride + j] = qk[n][e] * dec;
-        t_s[i * square_stride + j] = j < i ? -beta_s[i] * kk[n][e] * dec : 0.0f;
+        p_s[i * square_stride + j] = qk[m][e] * dec;
+        t_s[i * square_stride + j] = j < i ? -beta_s[i] * kk[m][e] * dec : 0.0f;
       }
   }
   __syncthreads();
@@ -215,11 +222,11 @@ __global__ void __launch_bounds__(threads)
   }
   invert_unit_lower(t_s, p_s);  // t_s = (I + A)^-1; synchronises
 
-  float acc[16][4];
+  float acc[8][4];
   lower_times(t_s, qx_s, acc);  // Wc, into k_s (k is no longer needed)
 #pragma unroll
-  for (int n = 0; n < 16; ++n) {
-    const int i = 16 * warp + g, j = 8 * n + 2 * t;
+  for (int n = 0; n < 8; ++n) {
+    const int i = 16 * slab + g, j = 64 * half + 8 * n + 2 * t;
     *reinterpret_cast<float2*>(k_s + i * wide_stride + j) = make_float2(acc[n][0], acc[n][1]);
     *reinterpret_cast<float2*>(k_s + (i + 8) * wide_stride + j) = make_float2(acc[n][2], acc[n][3]);
   }
@@ -241,8 +248,8 @@ __global__ void __launch_bounds__(threads)
   lower_times(t_s, qx_s, acc);  // Uc, straight to the record
   float* uc = reinterpret_cast<float*>(record + uc_at);
 #pragma unroll
-  for (int n = 0; n < 16; ++n) {
-    const int i = 16 * warp + g, j = 8 * n + 2 * t;
+  for (int n = 0; n < 8; ++n) {
+    const int i = 16 * slab + g, j = 64 * half + 8 * n + 2 * t;
     *reinterpret_cast<float2*>(uc + i * head_dim + j) = make_float2(acc[n][0], acc[n][1]);
     *reinterpret_cast<float2*>(uc + (i + 8) * head_dim + j) = make_float2(acc[n][2], acc[n][3]);
   }
