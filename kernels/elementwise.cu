@@ -135,14 +135,10 @@ void gelu_to_bf16(const float* in, bf16* out, int64_t n, gelu_kind kind, cudaStr
 void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,
                       int64_t cols, cudaStream_t stream) {
   if (rows * cols == 0) return;
-  if (ld == cols) {
-    launch_map(rows * cols, aligned_for_four({gate, up, out}), silu_mul_op{gate, up, out}, stream);
-  } else {
-    const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
-    const int64_t items = vectorized ? cols / 4 : cols;
-    silu_mul_rows_kernel<<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
-        gate, up, ld, out, cols, vectorized);
-  }
+  const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
+  const int64_t items = vectorized ? cols / 4 : cols;
+  silu_mul_rows_kernel<<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
+      gate, up, ld, out, cols, vectorized);
   check_launch("silu_mul_to_bf16");
 }
 

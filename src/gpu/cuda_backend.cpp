@@ -1,6 +1,6 @@
 // cuda_backend: vision once per request, the prompt opening once while it stays the same, the
-// questions' shared prefix once, the questions' suffixes batched into one pass, all on one stream, one copy of all letter logits back; stage
-// times from CUDA events.
+// questions' shared prefix once, the questions' suffixes batched into one pass, all on one
+// stream, one copy of all letter logits back; stage times from CUDA events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -220,11 +220,11 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     const int64_t opening =
         ctx.probing() || !reuse_opening_ ? 0 : int64_t(common_opening_tokens(request, chunk));
     const int64_t shared = ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, chunk));
-    const std::vector<question_batch> batches = suffix_batches(
-        request, size_t(std::max(shared, opening)), max_batch_rows,
-        ctx.probing() ? 1 : size_t(kernels::max_runs));
-    graphs_.reserve_rows(config.text, rows_needed(request, batches, std::max(shared, opening)),
-                         stream_);
+    const int64_t suffix_start = std::max(shared, opening);
+    const std::vector<question_batch> batches =
+        suffix_batches(request, size_t(suffix_start), max_batch_rows,
+                       ctx.probing() ? 1 : size_t(kernels::max_runs));
+    graphs_.reserve_rows(config.text, rows_needed(request, batches, suffix_start), stream_);
     const std::span<const prepared_question> questions(request.questions);
     int64_t start = 0;  // where the next segment starts and which GDN state it resumes
     gpu::gdn_slot resume = gpu::gdn_slot::none;

@@ -101,12 +101,18 @@ void relocate(T*& pointer, char* base) {
   if (pointer) pointer = reinterpret_cast<T*>(base + (reinterpret_cast<uintptr_t>(pointer) - 1));
 }
 
-// The bias and LoRA tensors of a Linear with `in` inputs (its weight placed by the caller).
-// `split`: also reserve A's bf16 split (the layer will run its LoRA branch unmerged).
-device_linear place_linear_extras(arena_plan& plan, const linear_weights& layer, bool split,
-                                  int64_t in) {
+// A Linear's bf16 weight, placed alone (its bias and LoRA come from place_extras).
+device_linear place_weight(arena_plan& plan, const linear_weights& layer) {
   device_linear out;
-  out.in = in;
+  out.weight = plan.matrix(layer.weight);
+  out.out = layer.weight.shape.at(0);
+  out.in = elements_of(layer.weight) / out.out;
+  return out;
+}
+
+// The bias and LoRA tensors of `layer` into `out`. `split`: also reserve A's bf16 split (the
+// layer will run its LoRA branch unmerged).
+void place_extras(arena_plan& plan, const linear_weights& layer, bool split, device_linear& out) {
   if (layer.bias) out.bias = plan.floats(*layer.bias);
   if (layer.lora) {
     out.lora.a = plan.floats(layer.lora->a);
@@ -115,39 +121,24 @@ device_linear place_linear_extras(arena_plan& plan, const linear_weights& layer,
     out.lora.scale = layer.lora->scale;
     if (split) out.lora.a_split = plan.split(out.lora.rank, out.in);
   }
-  return out;
 }
 
 device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool split = true) {
-  const bf16* weight = plan.matrix(layer.weight);
-  const int64_t out_features = layer.weight.shape.at(0);
-  device_linear out =
-      place_linear_extras(plan, layer, split, elements_of(layer.weight) / out_features);
-  out.weight = weight;
-  out.out = out_features;
+  device_linear out = place_weight(plan, layer);
+  place_extras(plan, layer, split, out);
   return out;
 }
 
-// Linears that read the same input, their weights placed back to back so that, once they carry
-// no LoRA branch, one product of the stacked [sum of outs, in] matrix computes them all.
+// Linears that read the same input, their weights placed back to back (256-byte multiples: no
+// gap) so that, once they carry no LoRA branch, one product of the stacked [sum of outs, in]
+// matrix computes them all.
 std::vector<device_linear> place_stacked(arena_plan& plan,
                                          std::initializer_list<const linear_weights*> layers,
                                          bool split) {
   std::vector<device_linear> out;
-  for (const linear_weights* layer : layers) {
-    device_linear placed;
-    placed.weight = plan.matrix(layer->weight);  // 256-byte multiples: no gap between them
-    placed.out = layer->weight.shape.at(0);
-    placed.in = elements_of(layer->weight) / placed.out;
-    out.push_back(placed);
-  }
+  for (const linear_weights* layer : layers) out.push_back(place_weight(plan, *layer));
   size_t i = 0;
-  for (const linear_weights* layer : layers) {
-    device_linear rest = place_linear_extras(plan, *layer, split, out[i].in);
-    rest.weight = out[i].weight;
-    rest.out = out[i].out;
-    out[i++] = rest;
-  }
+  for (const linear_weights* layer : layers) place_extras(plan, *layer, split, out[i++]);
   return out;
 }
 
