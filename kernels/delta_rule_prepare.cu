@@ -4,7 +4,8 @@
 // substitution in 16 x 16 blocks, fp32), Uc = (I + A)^-1 (beta V), Wc = (I + A)^-1 (beta e^G K),
 // and the state kernel's scaled q and k. The products q.k, k.k, Uc and Wc run on tensor cores
 // with split operands (split_mma.cuh); each warp owns 16 rows of the chunk and half of the
-// columns (8 warps: two blocks of them share an SM, as the shared memory allows).
+// columns (8 warps). P and Wc go to the record straight from the accumulators, and the buffers
+// are reused phase after phase, so a block needs 72.7 KB of shared memory: three share an SM.
 #include "kernels/common.cuh"
 #include "kernels/delta_rule_layout.cuh"
 #include "kernels/split_mma.cuh"
@@ -15,11 +16,10 @@ namespace {
 constexpr int warps = 8;
 constexpr int threads = 32 * warps;
 constexpr int row_slabs = 4;  // warp w: rows 16 (w % 4) .., column half w / 4
-// Row strides (floats): float2 reads along rows at 8 (mod 32) and reads down columns at 4 (mod 32)
-// hit distinct banks.
-constexpr int wide_stride = head_dim + 8;    // q, k, then Wc: read along rows
-constexpr int column_stride = head_dim + 4;  // beta e^G k, then beta v: read down columns
-constexpr int square_stride = chunk + 8;     // (I + A)^-1 and P
+// Row strides (floats): float2 reads along rows at 8 (mod 32) hit distinct banks (reads down the
+// columns of q, k, beta e^G k and beta v meet two-way conflicts).
+constexpr int wide_stride = head_dim + 8;  // q, k, beta e^G k, beta v
+constexpr int square_stride = chunk + 8;   // -A, then (I + A)^-1, and the inversion's scratch
 
 // X = (I - L)^-1 for the strictly lower 64 x 64 L in w (= -A), in blocks of 16: the four
 // diagonal blocks X_bb = (I - L_bb)^-1 by forward substitution, one warp each, then the blocks
@@ -113,18 +113,34 @@ __device__ __forceinline__ void lower_times(const float* t_s, const float* x_s, 
     const a_split lower = split_a_rows(t_s, square_stride, 16 * slab, 16 * k);
 #pragma unroll
     for (int n = 0; n < 8; ++n)
-      mma_split(acc[n], lower, split_b_down_columns(x_s, column_stride, 64 * half + 8 * n, 16 * k));
+      mma_split(acc[n], lower, split_b_down_columns(x_s, wide_stride, 64 * half + 8 * n, 16 * k));
   }
 }
 
-__global__ void __launch_bounds__(threads)
+// Writes the split B fragments of B(k, n) = X[n][k] for this warp's accumulator tiles
+// `even` and `odd` (rows 16 slab + g, + 8; columns 16 k_step + 2t, + 8): with that k step, the
+// rows g are fragment tile (2 slab, k_step) of `tiles` and the rows g + 8 tile (2 slab + 1, k_step),
+// `k_steps` tiles a row of tiles. The accumulators hold exactly the lane's fragment elements.
+__device__ __forceinline__ void store_accumulator_fragments(uint32_t* tiles, int k_steps, int k_step,
+                                                            const float (&even)[4],
+                                                            const float (&odd)[4]) {
+  const int slab = int(threadIdx.x / 32) % row_slabs, lane = int(threadIdx.x % 32);
+  const uint4 upper = b_of(split_pair_of(even[0], even[1]), split_pair_of(odd[0], odd[1]));
+  const uint4 lower = b_of(split_pair_of(even[2], even[3]), split_pair_of(odd[2], odd[3]));
+  *reinterpret_cast<uint4*>(tiles + ((2 * slab) * k_steps + k_step) * tile_words + lane * 4) = upper;
+  *reinterpret_cast<uint4*>(tiles + ((2 * slab + 1) * k_steps + k_step) * tile_words + lane * 4) =
+      lower;
+}
+
+__global__ void __launch_bounds__(threads, 3)
     prepare_kernel(delta_rule_args a, int64_t chunks, uint32_t* records) {
   extern __shared__ __align__(16) float shared[];
-  float* qx_s = shared;                          // q, then beta e^G k, then beta v
-  float* k_s = qx_s + chunk * wide_stride;       // k, then Wc
-  float* t_s = k_s + chunk * wide_stride;        // -A, then (I + A)^-1
-  float* p_s = t_s + chunk * square_stride;      // P, then the inversion's scratch
-  float* gamma_s = p_s + chunk * square_stride;  // Gamma
+  // q, then -A | the inversion's scratch, then (I + A)^-1 | -
+  float* q_s = shared;
+  float* t_s = q_s;
+  float* scratch_s = t_s + chunk * square_stride;
+  float* k_s = scratch_s + chunk * square_stride;  // k, then beta e^G k, then beta v
+  float* gamma_s = k_s + chunk * wide_stride;      // Gamma
   float* beta_s = gamma_s + chunk;
   float* rise_s = beta_s + chunk;   // e^Gamma
   float* fall_s = rise_s + chunk;   // e^(Gamma_63 - Gamma)
@@ -141,7 +157,7 @@ __global__ void __launch_bounds__(threads)
   for (int e = tid; e < chunk * head_dim / 4; e += threads) {  // q, k rows; padding rows 0
     const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
     const float* row = a.qkv + (t0 + min(r, rows - 1)) * a.ld + kh * head_dim + d;
-    copy16_async(qx_s + r * wide_stride + d, row + a.q_offset, r < rows);
+    copy16_async(q_s + r * wide_stride + d, row + a.q_offset, r < rows);
     copy16_async(k_s + r * wide_stride + d, row + a.k_offset, r < rows);
   }
   async_commit();
@@ -172,68 +188,66 @@ __global__ void __launch_bounds__(threads)
   async_wait<0>();
   __syncthreads();
 
-  {  // q.k and k.k for this warp's rows i and its half of the columns j <= i: P and -A
-    float qk[4][4] = {}, kk[4][4] = {};
-    const int last_tile = 2 * slab + 1;  // columns 8 n .. with n <= last_tile reach j <= i
-    if (4 * half <= last_tile) {  // warp-uniform: else every column of the half is above i
+  // q.k and k.k for this warp's rows i and its half of the columns j: P (to the record) and -A
+  // (kept in registers until q is no longer needed).
+  float qk[4][4] = {}, kk[4][4] = {};
+  const int last_tile = 2 * slab + 1;  // columns 8 n .. with n <= last_tile reach j <= i
+  if (4 * half <= last_tile) {  // warp-uniform: else every column of the half is above i
 #pragma unroll
-      for (int k = 0; k < head_dim / 16; ++k) {
-        const a_split q_rows = split_a_rows(qx_s, wide_stride, 16 * slab, 16 * k);
-        const a_split k_rows = split_a_rows(k_s, wide_stride, 16 * slab, 16 * k);
+    for (int k = 0; k < head_dim / 16; ++k) {
+      const a_split q_rows = split_a_rows(q_s, wide_stride, 16 * slab, 16 * k);
+      const a_split k_rows = split_a_rows(k_s, wide_stride, 16 * slab, 16 * k);
 #pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const int n = 4 * half + m;
-          if (n > last_tile) continue;
-          const uint4 keys = split_b_along_rows(k_s, wide_stride, 8 * n, 16 * k);
-          mma_split(qk[m], q_rows, keys);
-          mma_split(kk[m], k_rows, keys);
-        }
+      for (int m = 0; m < 4; ++m) {
+        const int n = 4 * half + m;
+        if (n > last_tile) continue;
+        const uint4 keys = split_b_along_rows(k_s, wide_stride, 8 * n, 16 * k);
+        mma_split(qk[m], q_rows, keys);
+        mma_split(kk[m], k_rows, keys);
       }
     }
-#pragma unroll
-    for (int m = 0; m < 4; ++m)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int n = 4 * half + m;
-        const int i = 16 * slab + g + (e >= 2 ? 8 : 0), j = 8 * n + 2 * t + (e & 1);
-        const float dec = j <= i ? expf(gamma_s[i] - gamma_s[j]) : 0.0f;
-        p_s[i * square_stride + j] = qk[m][e] * dec;
-        t_s[i * square_stride + j] = j < i ? -beta_s[i] * kk[m][e] * dec : 0.0f;
-      }
   }
-  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = 16 * slab + g + (e >= 2 ? 8 : 0), j = 8 * (4 * half + m) + 2 * t + (e & 1);
+      const float dec = j <= i ? expf(gamma_s[i] - gamma_s[j]) : 0.0f;
+      qk[m][e] *= dec;
+      kk[m][e] = j < i ? -beta_s[i] * kk[m][e] * dec : 0.0f;
+    }
+  store_accumulator_fragments(record + p_at, 4, 2 * half, qk[0], qk[1]);
+  store_accumulator_fragments(record + p_at, 4, 2 * half + 1, qk[2], qk[3]);
+  __syncthreads();  // q and k are read
 
-  // The state kernel's operands that need nothing more: P, e^G q and e^(G63 - G) k.
-  store_fragments(record + p_at, 32, [&](int f) {
-    return split_b_along_rows(p_s, square_stride, 8 * (f / 4), 16 * (f % 4));
-  });
+  // The state kernel's operands that need nothing more: e^G q and e^(G63 - G) k.
   store_fragments(record + q_at, 64, [&](int f) {
     const int n0 = 8 * (f / 8);
-    return split_b_along_rows(qx_s, wide_stride, n0, 16 * (f % 8), rise_s[n0 + lane / 4]);
+    return split_b_along_rows(q_s, wide_stride, n0, 16 * (f % 8), rise_s[n0 + lane / 4]);
   });
   store_fragments(record + kd_at, 64, [&](int f) {
     return split_b_down_columns(k_s, wide_stride, 8 * (f / 4), 16 * (f % 4), fall_s);
   });
-  __syncthreads();
+  __syncthreads();  // q is no longer needed: -A over it
 
-  for (int e = tid; e < chunk * head_dim; e += threads) {  // beta e^G k over q
-    const int r = e / head_dim, d = e % head_dim;
-    qx_s[r * column_stride + d] = k_s[r * wide_stride + d] * beta_s[r] * rise_s[r];
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int i = 16 * slab + g, j = 8 * (4 * half + m) + 2 * t;
+    *reinterpret_cast<float2*>(t_s + i * square_stride + j) = make_float2(kk[m][0], kk[m][1]);
+    *reinterpret_cast<float2*>(t_s + (i + 8) * square_stride + j) = make_float2(kk[m][2], kk[m][3]);
   }
-  invert_unit_lower(t_s, p_s);  // t_s = (I + A)^-1; synchronises
+  for (int e = tid; e < chunk * head_dim; e += threads) {  // k -> beta e^G k in place
+    const int r = e / head_dim, d = e % head_dim;
+    k_s[r * wide_stride + d] *= beta_s[r] * rise_s[r];
+  }
+  invert_unit_lower(t_s, scratch_s);  // t_s = (I + A)^-1; synchronises
 
   float acc[8][4];
-  lower_times(t_s, qx_s, acc);  // Wc, into k_s (k is no longer needed)
+  lower_times(t_s, k_s, acc);  // Wc, straight to the record
 #pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    const int i = 16 * slab + g, j = 64 * half + 8 * n + 2 * t;
-    *reinterpret_cast<float2*>(k_s + i * wide_stride + j) = make_float2(acc[n][0], acc[n][1]);
-    *reinterpret_cast<float2*>(k_s + (i + 8) * wide_stride + j) = make_float2(acc[n][2], acc[n][3]);
-  }
-  __syncthreads();
-  store_fragments(record + wc_at, 64, [&](int f) {
-    return split_b_along_rows(k_s, wide_stride, 8 * (f / 8), 16 * (f % 8));
-  });
+  for (int n = 0; n < 8; n += 2)
+    store_accumulator_fragments(record + wc_at, 8, 4 * half + n / 2, acc[n], acc[n + 1]);
+  __syncthreads();  // beta e^G k is read
   for (int e = tid; e < chunk * head_dim / 4; e += threads) {  // beta v over beta e^G k
     const int r = e / (head_dim / 4), d = (e % (head_dim / 4)) * 4;
     float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -241,11 +255,11 @@ __global__ void __launch_bounds__(threads)
       v = *reinterpret_cast<const float4*>(a.qkv + (t0 + r) * a.ld + a.v_offset +
                                            int64_t(h) * head_dim + d);
     const float b = beta_s[r];
-    *reinterpret_cast<float4*>(qx_s + r * column_stride + d) =
+    *reinterpret_cast<float4*>(k_s + r * wide_stride + d) =
         make_float4(v.x * b, v.y * b, v.z * b, v.w * b);
   }
   __syncthreads();
-  lower_times(t_s, qx_s, acc);  // Uc, straight to the record
+  lower_times(t_s, k_s, acc);  // Uc, straight to the record
   float* uc = reinterpret_cast<float*>(record + uc_at);
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
@@ -255,8 +269,10 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
+// q (64 rows of wide_stride) fits in the two squares that later hold -A and the scratch.
+static_assert(chunk * wide_stride <= 2 * chunk * square_stride);
 constexpr size_t shared_bytes =
-    sizeof(float) * (2 * chunk * wide_stride + 2 * chunk * square_stride + 4 * chunk);
+    sizeof(float) * (2 * chunk * square_stride + chunk * wide_stride + 4 * chunk);
 
 }  // namespace
 
