@@ -1,7 +1,8 @@
 // Flash attention on tensor cores (mma.sync m16n8k16, bf16 in, fp32 accumulate): a block of 4
-// warps owns 64 queries of one head of one run; K/V tiles stream through double-buffered shared memory by
-// cp.async (rows past the end zero-filled); each warp keeps 16 query rows' running max, sum and
-// fp32 output in registers.
+// warps owns 4 x 16 x m_tiles queries of one head of one run; K/V tiles stream through
+// double-buffered shared memory by cp.async (rows past the end zero-filled); each warp keeps its
+// 16 x m_tiles query rows' Q fragments, running max, sum and fp32 output in registers (head size
+// 64 takes two m16 tiles a warp: every K/V fragment read from shared memory serves 32 rows).
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +14,6 @@ namespace {
 
 constexpr int warps_per_block = 4;
 constexpr int block_threads = warps_per_block * 32;
-constexpr int block_queries = warps_per_block * 16;
 constexpr int row_pad = 8;  // bf16 elements: rows 16 bytes apart mod 128, conflict-free ldmatrix
 
 __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
@@ -95,11 +95,13 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64
   }
 }
 
-// Head size 64 stays within 128 registers: four blocks per SM.
-template <int D, int keys_per_tile>
-__global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
+// Head size 64 (two m tiles) stays within 255 registers at two blocks per SM.
+template <int D, int keys_per_tile, int m_tiles>
+__global__ void __launch_bounds__(block_threads, D <= 64 ? 2 : 1)
     flash_attention_kernel(attention_problem p, float scale_log2) {
   constexpr int stride = D + row_pad;
+  constexpr int warp_rows = 16 * m_tiles;
+  constexpr int block_queries = warps_per_block * warp_rows;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   // Shared addresses: Q [block_queries][stride], then K and V, each [2][keys_per_tile][stride].
   constexpr uint32_t tile_bytes = keys_per_tile * stride * 2;
@@ -130,18 +132,25 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3, matrix = lane >> 3;
-  const int64_t rows[2] = {q0 + warp * 16 + group, q0 + warp * 16 + group + 8};
-  // This lane's ldmatrix addresses (bytes), before the k-step / key / column offsets.
-  const uint32_t q_lane =
-      q_tile + uint32_t((warp * 16 + (lane & 7) + (matrix & 1) * 8) * stride + (matrix >> 1) * 8) * 2;
+  const int64_t warp_first_row = q0 + warp * warp_rows;
+  // This lane's ldmatrix addresses (bytes), before the m-tile / k-step / key / column offsets.
+  const uint32_t q_lane = q_tile + uint32_t((warp * warp_rows + (lane & 7) + (matrix & 1) * 8) * stride +
+                                            (matrix >> 1) * 8) * 2;
   const uint32_t k_lane = uint32_t(((lane & 7) + (matrix >> 1) * 8) * stride + (matrix & 1) * 8) * 2;
   const uint32_t v_lane = uint32_t(((lane & 7) + (matrix & 1) * 8) * stride + (matrix >> 1) * 8) * 2;
-  const int64_t warp_last_row = offset + q0 + warp * 16 + 15;  // as a key index
+  const int64_t warp_last_row = offset + warp_first_row + warp_rows - 1;  // as a key index
 
-  float o[D / 8][4];
+  uint32_t qf[m_tiles][D / 16][4];  // Q fragments, loaded once the first tiles are in
+  float o[m_tiles][D / 8][4];
+  // Per m tile, rows group and group + 8: the running max of the scaled scores and the sum.
+  float running_max[m_tiles][2], running_sum[m_tiles][2];
 #pragma unroll
-  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+  for (int m = 0; m < m_tiles; ++m) {
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) o[m][d][0] = o[m][d][1] = o[m][d][2] = o[m][d][3] = 0.0f;
+    running_max[m][0] = running_max[m][1] = -INFINITY;
+    running_sum[m][0] = running_sum[m][1] = 0.0f;
+  }
 
   for (int t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) {
@@ -157,84 +166,105 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
       copies_wait<0>();
     }
     __syncthreads();
+    if (t == 0) {
+#pragma unroll
+      for (int m = 0; m < m_tiles; ++m)
+#pragma unroll
+        for (int kk = 0; kk < D; kk += 16) ldmatrix_x4(qf[m][kk / 16], q_lane + (m * 16 * stride + kk) * 2);
+    }
     const uint32_t k_tile = k_tiles + (t & 1) * tile_bytes + k_lane;
     const uint32_t v_tile = v_tiles + (t & 1) * tile_bytes + v_lane;
     const int64_t key0 = int64_t(t) * keys_per_tile;
     if (!p.causal || key0 <= warp_last_row) {  // warp-uniform: else every score is masked
-      float s[keys_per_tile / 8][4];
+      float s[m_tiles][keys_per_tile / 8][4];
 #pragma unroll
-      for (int n = 0; n < keys_per_tile / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      for (int m = 0; m < m_tiles; ++m)
+#pragma unroll
+        for (int n = 0; n < keys_per_tile / 8; ++n) s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
-        uint32_t a[4];
-        ldmatrix_x4(a, q_lane + kk * 2);
 #pragma unroll
         for (int n = 0; n < keys_per_tile; n += 16) {
           uint32_t b[4];
           ldmatrix_x4(b, k_tile + uint32_t(n * stride + kk) * 2);
-          mma(s[n / 8], a, b[0], b[1]);
-          mma(s[n / 8 + 1], a, b[2], b[3]);
+#pragma unroll
+          for (int m = 0; m < m_tiles; ++m) {
+            mma(s[m][n / 8], qf[m][kk / 16], b[0], b[1]);
+            mma(s[m][n / 8 + 1], qf[m][kk / 16], b[2], b[3]);
+          }
         }
       }
 
       // Raw scores here; the scale (> 0) joins in the exponent's FMA. Masked scores are -inf.
-      float tile_max[2] = {-INFINITY, -INFINITY};
       // Warp-uniform: every key of the tile exists and (causal) precedes the warp's first row.
       const bool all_visible = key0 + keys_per_tile <= keys &&
-                               (!p.causal || key0 + keys_per_tile - 1 <= offset + q0 + warp * 16);
-      if (all_visible) {
+                               (!p.causal || key0 + keys_per_tile - 1 <= offset + warp_first_row);
+      float alpha[m_tiles][2];
 #pragma unroll
-        for (int n = 0; n < keys_per_tile / 8; ++n)
+      for (int m = 0; m < m_tiles; ++m) {
+        float tile_max[2] = {-INFINITY, -INFINITY};
+        if (all_visible) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
-      } else {
+          for (int n = 0; n < keys_per_tile / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[m][n][e]);
+        } else {
+#pragma unroll
+          for (int n = 0; n < keys_per_tile / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
+              const int64_t row = warp_first_row + m * 16 + group + (e >> 1) * 8;
+              const bool visible = key < keys && (!p.causal || key <= offset + row);
+              s[m][n][e] = visible ? s[m][n][e] : -INFINITY;
+              tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[m][n][e]);
+            }
+        }
+        float base[2];  // the running max of the scaled scores
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 1));
+          tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 2));
+          const float new_max = fmaxf(running_max[m][i], tile_max[i] * scale_log2);
+          base[i] = new_max == -INFINITY ? 0.0f : new_max;  // a row that has seen no key yet
+          alpha[m][i] = fast_exp2(running_max[m][i] - base[i]);
+          running_max[m][i] = new_max;
+          running_sum[m][i] *= alpha[m][i];
+        }
 #pragma unroll
         for (int n = 0; n < keys_per_tile / 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int64_t key = key0 + n * 8 + quad * 2 + (e & 1);
-            const bool visible = key < keys && (!p.causal || key <= offset + rows[e >> 1]);
-            s[n][e] = visible ? s[n][e] : -INFINITY;
-            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[n][e]);
+            s[m][n][e] = fast_exp2(fmaf(s[m][n][e], scale_log2, -base[e >> 1]));
+            running_sum[m][e >> 1] += s[m][n][e];
           }
-      }
-      float base[2], alpha[2];  // base: the running max of the scaled scores
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 1));
-        tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 2));
-        const float new_max = fmaxf(running_max[i], tile_max[i] * scale_log2);
-        base[i] = new_max == -INFINITY ? 0.0f : new_max;  // a row that has seen no key yet
-        alpha[i] = fast_exp2(running_max[i] - base[i]);
-        running_max[i] = new_max;
-        running_sum[i] *= alpha[i];
-      }
-#pragma unroll
-      for (int n = 0; n < keys_per_tile / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[n][e] = fast_exp2(fmaf(s[n][e], scale_log2, -base[e >> 1]));
-          running_sum[e >> 1] += s[n][e];
+        for (int d = 0; d < D / 8; ++d) {
+          o[m][d][0] *= alpha[m][0];
+          o[m][d][1] *= alpha[m][0];
+          o[m][d][2] *= alpha[m][1];
+          o[m][d][3] *= alpha[m][1];
         }
-#pragma unroll
-      for (int d = 0; d < D / 8; ++d) {
-        o[d][0] *= alpha[0];
-        o[d][1] *= alpha[0];
-        o[d][2] *= alpha[1];
-        o[d][3] *= alpha[1];
       }
 #pragma unroll
       for (int j = 0; j < keys_per_tile / 16; ++j) {
-        const uint32_t a[4] = {pack_bf16(s[2 * j][0], s[2 * j][1]),
-                               pack_bf16(s[2 * j][2], s[2 * j][3]),
-                               pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]),
-                               pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3])};
+        uint32_t a[m_tiles][4];
+#pragma unroll
+        for (int m = 0; m < m_tiles; ++m) {
+          a[m][0] = pack_bf16(s[m][2 * j][0], s[m][2 * j][1]);
+          a[m][1] = pack_bf16(s[m][2 * j][2], s[m][2 * j][3]);
+          a[m][2] = pack_bf16(s[m][2 * j + 1][0], s[m][2 * j + 1][1]);
+          a[m][3] = pack_bf16(s[m][2 * j + 1][2], s[m][2 * j + 1][3]);
+        }
 #pragma unroll
         for (int d = 0; d < D; d += 16) {
           uint32_t b[4];
           ldmatrix_x4_trans(b, v_tile + uint32_t(j * 16 * stride + d) * 2);
-          mma(o[d / 8], a, b[0], b[1]);
-          mma(o[d / 8 + 1], a, b[2], b[3]);
+#pragma unroll
+          for (int m = 0; m < m_tiles; ++m) {
+            mma(o[m][d / 8], a[m], b[0], b[1]);
+            mma(o[m][d / 8 + 1], a[m], b[2], b[3]);
+          }
         }
       }
     }
@@ -242,41 +272,49 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 4 : 1)
   }
 
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    running_sum[i] += __shfl_xor_sync(0xffffffffu, running_sum[i], 1);
-    running_sum[i] += __shfl_xor_sync(0xffffffffu, running_sum[i], 2);
-  }
-  const float inverse[2] = {1.0f / running_sum[0], 1.0f / running_sum[1]};
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d) {
-    const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
+  for (int m = 0; m < m_tiles; ++m) {
+    float inverse[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      if (rows[i] >= tokens) continue;
-      const float2 value = make_float2(o[d][2 * i] * inverse[i], o[d][2 * i + 1] * inverse[i]);
-      const int64_t out_row = run_first + rows[i];
-      if (p.out_bf16)
-        *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + out_row * p.ldo + column) =
-            __float22bfloat162_rn(value);
-      else
-        *reinterpret_cast<float2*>(p.out + out_row * p.ldo + column) = value;
+      float sum = running_sum[m][i];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      inverse[i] = 1.0f / sum;
+    }
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int64_t row = warp_first_row + m * 16 + group + i * 8;
+        if (row >= tokens) continue;
+        const float2 value =
+            make_float2(o[m][d][2 * i] * inverse[i], o[m][d][2 * i + 1] * inverse[i]);
+        const int64_t out_row = run_first + row;
+        if (p.out_bf16)
+          *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + out_row * p.ldo + column) =
+              __float22bfloat162_rn(value);
+        else
+          *reinterpret_cast<float2*>(p.out + out_row * p.ldo + column) = value;
+      }
     }
   }
 }
 
-template <int D, int keys_per_tile>
+template <int D, int keys_per_tile, int m_tiles>
 void launch(const attention_problem& p, cudaStream_t stream) {
+  constexpr int block_queries = warps_per_block * 16 * m_tiles;
   constexpr size_t shared_bytes =
       size_t(block_queries + 4 * keys_per_tile) * (D + row_pad) * sizeof(bf16);
   static const cudaError_t configured = cudaFuncSetAttribute(
-      flash_attention_kernel<D, keys_per_tile>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      flash_attention_kernel<D, keys_per_tile, m_tiles>, cudaFuncAttributeMaxDynamicSharedMemorySize,
       int(shared_bytes));
   if (configured != cudaSuccess)
     throw std::runtime_error(std::string("flash_attention: shared memory: ") +
                              cudaGetErrorString(configured));
   const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
                   unsigned(p.q_heads), unsigned(p.runs.count));
-  flash_attention_kernel<D, keys_per_tile><<<grid, block_threads, shared_bytes, stream>>>(
+  flash_attention_kernel<D, keys_per_tile, m_tiles><<<grid, block_threads, shared_bytes, stream>>>(
       p, p.scale * 1.4426950408889634f);
   check_launch("flash_attention");
 }
@@ -315,9 +353,9 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
       !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8) || !aligned(p.out_bf16, 4))
     throw std::invalid_argument("flash_attention: operands must be 16-byte aligned rows");
   if (p.head_dim == 64)
-    launch<64, 64>(p, stream);
+    launch<64, 64, 2>(p, stream);
   else
-    launch<256, 32>(p, stream);
+    launch<256, 32, 1>(p, stream);
 }
 
 }  // namespace cua_s1::kernels
