@@ -76,6 +76,19 @@ __global__ void silu_mul_rows_kernel(const float* gate, const float* up, int64_t
   }
 }
 
+// gelu_op over rows (input rows `cols` apart, output rows ldo apart): blockIdx.y is the row.
+template <bool erf_form>
+__global__ void gelu_rows_kernel(const float* in, int64_t cols, bf16* out, int64_t ldo,
+                                 bool vectorized) {
+  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const gelu_op<erf_form> op{in + row * cols, out + row * ldo};
+  if (!vectorized) {
+    if (i < cols) op.one(i);
+  } else if (4 * i < cols) {
+    op.four(4 * i);
+  }
+}
+
 bool aligned_for_four(std::initializer_list<const void*> operands) {
   for (const void* p : operands)
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
@@ -130,6 +143,18 @@ void gelu_to_bf16(const float* in, bf16* out, int64_t n, gelu_kind kind, cudaStr
   else
     launch_map(n, vectorized, gelu_op<false>{in, out}, stream);
   check_launch("gelu_to_bf16");
+}
+
+void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, int64_t ldo,
+                       gelu_kind kind, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  const bool vectorized = cols % 4 == 0 && ldo % 4 == 0 && aligned_for_four({in, out});
+  const dim3 grid(blocks_for(vectorized ? cols / 4 : cols, threads), unsigned(rows));
+  if (kind == gelu_kind::erf)
+    gelu_rows_kernel<true><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+  else
+    gelu_rows_kernel<false><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+  check_launch("gelu_rows_to_bf16");
 }
 
 void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,

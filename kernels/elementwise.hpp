@@ -19,6 +19,9 @@ void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
 enum class gelu_kind { tanh, erf };
 void gelu_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, gelu_kind kind,
                   cudaStream_t stream);
+// The same over rows: out[r * ldo + c] = bf16(act(in[r * cols + c])) for [rows, cols].
+void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, __nv_bfloat16* out,
+                       int64_t ldo, gelu_kind kind, cudaStream_t stream);
 
 // out[r, c] = bf16(SiLU(gate[r * ld + c]) * up[r * ld + c]) for [rows, cols] (SwiGLU); ld = cols
 // for whole buffers, 2 * cols for the halves of a fused gate/up product (up = gate + cols).

@@ -1,6 +1,7 @@
 // LoRA kernels: the exact three-way bf16 split of A (for the tensor-core down projection), the
-// fp32 up projection fused with its epilogue (B rows in registers, t rows in shared memory), and
-// the merge into a bf16 weight.
+// fp32 up projection fused with its epilogue (B rows in registers, t rows in shared memory), the
+// extra columns of a base product that folds the up projection in, and the merge into a bf16
+// weight.
 #include <stdexcept>
 
 #include "kernels/common.cuh"
@@ -98,6 +99,41 @@ void launch_up(const float* parts, int64_t ldp, int64_t m, const float* b, int64
   }
 }
 
+// hi = bf16(v) and rest = bf16(v - hi), v - hi exact in fp32.
+__device__ __forceinline__ void split_two(float v, bf16& hi, bf16& rest) {
+  hi = to_bf16(v);
+  rest = to_bf16(v - to_float(hi));
+}
+
+__global__ void lora_fold_weight_kernel(bf16* w, int64_t out, int64_t ldw, int64_t in,
+                                        const float* b, int rank, float scale) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= out * rank) return;
+  const int64_t o = i / rank;
+  const int r = int(i % rank);
+  bf16 hi, lo;
+  split_two(scale * b[i], hi, lo);
+  bf16* row = w + o * ldw + in;
+  row[r] = hi;
+  row[rank + r] = lo;
+  row[2 * rank + r] = hi;
+}
+
+__global__ void lora_fold_input_kernel(const float* parts, int64_t m, int rank, bf16* x,
+                                       int64_t ldx, int64_t in) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m * rank) return;
+  const int64_t row = i / rank;
+  const int r = int(i % rank);
+  const float* p = parts + row * 3 * rank + r;
+  bf16 hi, mid;
+  split_two(p[0] + (p[rank] + p[2 * rank]), hi, mid);
+  bf16* target = x + row * ldx + in;
+  target[r] = hi;
+  target[rank + r] = hi;
+  target[2 * rank + r] = mid;
+}
+
 __global__ void lora_merge_kernel(bf16* w, int64_t out, int64_t in, const float* a, const float* b,
                                   int64_t rank, float scale) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -129,6 +165,22 @@ void lora_up(const float* parts, int64_t ldp, int64_t m, int64_t rank, const flo
     default: throw std::invalid_argument("lora_up: rank must be 8, 16, 32 or 64");
   }
   check_launch("lora_up");
+}
+
+void lora_fold_weight(bf16* w, int64_t out, int64_t ldw, int64_t in, const float* b, int64_t rank,
+                      float scale, cudaStream_t stream) {
+  if (out * rank == 0) return;
+  lora_fold_weight_kernel<<<blocks_for(out * rank, 256), 256, 0, stream>>>(w, out, ldw, in, b,
+                                                                           int(rank), scale);
+  check_launch("lora_fold_weight");
+}
+
+void lora_fold_input(const float* parts, int64_t m, int64_t rank, bf16* x, int64_t ldx, int64_t in,
+                     cudaStream_t stream) {
+  if (m * rank == 0) return;
+  lora_fold_input_kernel<<<blocks_for(m * rank, 256), 256, 0, stream>>>(parts, m, int(rank), x,
+                                                                        ldx, in);
+  check_launch("lora_fold_input");
 }
 
 void lora_merge(bf16* w, int64_t out, int64_t in, const float* a, const float* b, int64_t rank,

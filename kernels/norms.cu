@@ -57,13 +57,13 @@ struct row_registers {
 template <int quads>
 __global__ void __launch_bounds__(register_row_threads)
     layer_norm_registers_kernel(const float* x, int dim, const float* w, const float* b, float eps,
-                                bf16* out) {
+                                bf16* out, int64_t ldo) {
   __shared__ float scratch[32];
   row_registers<quads> row;
   row.load(x + int64_t(blockIdx.x) * dim, dim);
   const float mean = block_sum(row.sum(), scratch) / float(dim);
   const float inv = rsqrtf(block_sum(row.squares(mean, dim), scratch) / float(dim) + eps);
-  bf16* target = out + int64_t(blockIdx.x) * dim;
+  bf16* target = out + int64_t(blockIdx.x) * ldo;
 #pragma unroll
   for (int k = 0; k < quads; ++k) {
     const int i = 4 * (int(threadIdx.x) + k * register_row_threads);
@@ -142,7 +142,7 @@ struct rms_norm_launch {
 };
 
 __global__ void layer_norm_kernel(const float* x, int64_t dim, const float* w, const float* b,
-                                  float eps, bf16* out) {
+                                  float eps, bf16* out, int64_t ldo) {
   __shared__ float scratch[32];
   const float* row = x + int64_t(blockIdx.x) * dim;
   float sum = 0;
@@ -154,7 +154,7 @@ __global__ void layer_norm_kernel(const float* x, int64_t dim, const float* w, c
     squares += d * d;
   }
   const float inv = rsqrtf(block_sum(squares, scratch) / float(dim) + eps);
-  bf16* target = out + int64_t(blockIdx.x) * dim;
+  bf16* target = out + int64_t(blockIdx.x) * ldo;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     target[i] = to_bf16((row[i] - mean) * inv * w[i] + b[i]);
 }
@@ -217,14 +217,16 @@ __global__ void head_norm_rope_kernel(head_norm_rope_args a) {
 }  // namespace
 
 void layer_norm_to_bf16(const float* x, int64_t rows, int64_t dim, const float* weight,
-                        const float* bias, float eps, bf16* out, cudaStream_t stream) {
+                        const float* bias, float eps, bf16* out, cudaStream_t stream, int64_t ldo) {
   if (rows == 0) return;
-  if (const int quads = row_quads(dim, dim, {x, weight, bias, out}))
+  if (ldo == 0) ldo = dim;
+  // bf16 rows stored four values (8 bytes) at a time: ldo a multiple of 4 keeps them aligned
+  if (const int quads = ldo % 4 ? 0 : row_quads(dim, dim, {x, weight, bias, out}))
     launch_registers<layer_norm_launch>(quads, unsigned(rows), stream, x, int(dim), weight, bias,
-                                        eps, out);
+                                        eps, out, ldo);
   else
     layer_norm_kernel<<<unsigned(rows), row_threads(dim), 0, stream>>>(x, dim, weight, bias, eps,
-                                                                        out);
+                                                                        out, ldo);
   check_launch("layer_norm_to_bf16");
 }
 

@@ -9,9 +9,11 @@
 
 namespace cua_s1::kernels {
 
-// out[r] = bf16((x[r] - mean) * rsqrt(var + eps) * w + b), rows of `dim` fp32 values.
+// out[r] = bf16((x[r] - mean) * rsqrt(var + eps) * w + b), rows of `dim` fp32 values; out's rows
+// ldo apart (0: dim).
 void layer_norm_to_bf16(const float* x, int64_t rows, int64_t dim, const float* weight,
-                        const float* bias, float eps, __nv_bfloat16* out, cudaStream_t stream);
+                        const float* bias, float eps, __nv_bfloat16* out, cudaStream_t stream,
+                        int64_t ldo = 0);
 
 // Zero-centred RMSNorm: x * rsqrt(mean(x^2) + eps) * (1 + w), rows `ld` apart. One of out_bf16
 // and out_f32 is written (rows `dim` apart).

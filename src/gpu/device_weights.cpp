@@ -38,19 +38,28 @@ float bf16_bits_to_float(uint16_t bits) {
 // Records where each tensor goes, then fills the arena in one pass over the jobs.
 class arena_plan {
  public:
-  const bf16* matrix(const tensor_view& view) {
+  // A bf16 matrix [rows, cols]; with `extra_columns` its rows get that many more (filled later
+  // on the device).
+  const bf16* matrix(const tensor_view& view, int64_t extra_columns = 0) {
     const int64_t count = elements_of(view);
-    const size_t offset = reserve(size_t(count) * 2);
-    jobs_.push_back({offset, [view, count](void* target) {
-      if (view.type == tensor_view::dtype::bf16) {
-        check_cuda(cudaMemcpy(target, view.data, size_t(count) * 2, cudaMemcpyHostToDevice),
-                   "cudaMemcpy (weights)");
-        return;
+    const int64_t rows = view.shape.empty() ? 1 : view.shape.at(0), cols = count / rows;
+    const size_t offset = reserve(size_t(rows * (cols + extra_columns)) * 2);
+    jobs_.push_back({offset, [view, count, rows, cols, extra_columns](void* target) {
+      const void* source = view.data;
+      std::vector<uint16_t> narrowed;
+      if (view.type != tensor_view::dtype::bf16) {
+        narrowed.resize(static_cast<size_t>(count));
+        for (int64_t i = 0; i < count; ++i) narrowed[size_t(i)] = float_to_bf16_bits(view.f32()[i]);
+        source = narrowed.data();
       }
-      std::vector<uint16_t> narrowed(static_cast<size_t>(count));
-      for (int64_t i = 0; i < count; ++i) narrowed[size_t(i)] = float_to_bf16_bits(view.f32()[i]);
-      check_cuda(cudaMemcpy(target, narrowed.data(), narrowed.size() * 2, cudaMemcpyHostToDevice),
-                 "cudaMemcpy (weights)");
+      if (extra_columns == 0)
+        check_cuda(cudaMemcpy(target, source, size_t(count) * 2, cudaMemcpyHostToDevice),
+                   "cudaMemcpy (weights)");
+      else
+        check_cuda(cudaMemcpy2D(target, size_t(cols + extra_columns) * 2, source,
+                                size_t(cols) * 2, size_t(cols) * 2, size_t(rows),
+                                cudaMemcpyHostToDevice),
+                   "cudaMemcpy2D (weights)");
     }});
     return reinterpret_cast<const bf16*>(offset + 1);  // patched in fill()
   }
@@ -101,12 +110,14 @@ void relocate(T*& pointer, char* base) {
   if (pointer) pointer = reinterpret_cast<T*>(base + (reinterpret_cast<uintptr_t>(pointer) - 1));
 }
 
-// A Linear's bf16 weight, placed alone (its bias and LoRA come from place_extras).
-device_linear place_weight(arena_plan& plan, const linear_weights& layer) {
+// A Linear's bf16 weight, placed alone (its bias and LoRA come from place_extras), its rows
+// `folded` columns wider.
+device_linear place_weight(arena_plan& plan, const linear_weights& layer, int64_t folded = 0) {
   device_linear out;
-  out.weight = plan.matrix(layer.weight);
+  out.weight = plan.matrix(layer.weight, folded);
   out.out = layer.weight.shape.at(0);
   out.in = elements_of(layer.weight) / out.out;
+  out.folded = folded;
   return out;
 }
 
@@ -126,6 +137,15 @@ void place_extras(arena_plan& plan, const linear_weights& layer, bool split, dev
 device_linear place_linear(arena_plan& plan, const linear_weights& layer, bool split = true) {
   device_linear out = place_weight(plan, layer);
   place_extras(plan, layer, split, out);
+  return out;
+}
+
+// A Linear whose LoRA up projection will be folded into its product: the weight's rows get
+// 3 * rank extra columns (fold_vision_lora_b fills them). Without LoRA, a plain Linear.
+device_linear place_folded(arena_plan& plan, const linear_weights& layer) {
+  if (!layer.lora) return place_linear(plan, layer);
+  device_linear out = place_weight(plan, layer, 3 * layer.lora->a.shape.at(0));
+  place_extras(plan, layer, true, out);
   return out;
 }
 
@@ -200,8 +220,8 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     b.norm2 = place_norm(plan, block.norm2);
     b.qkv = place_linear(plan, block.qkv);
     b.proj = place_linear(plan, block.proj);
-    b.fc1 = place_linear(plan, block.fc1);
-    b.fc2 = place_linear(plan, block.fc2);
+    b.fc1 = place_folded(plan, block.fc1);
+    b.fc2 = place_folded(plan, block.fc2);
     vision.blocks.push_back(b);
   }
   vision.merger_norm = place_norm(plan, v.merger_norm);
@@ -285,6 +305,7 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
   }
   relocate(language.final_norm, base);
   split_lora_a();
+  fold_vision_lora_b();
   if (merge_language_lora) merge_language_adapters();
   // The MLP's gate and up projections stay two products: stacked, they ran 3-4% slower on the
   // H100 (bench/gemm_bench.cpp, bench/RESULTS.md v7).
@@ -309,6 +330,16 @@ void device_weights::split_lora_a() {
   for (device_layer& d : language.layers)
     for (const device_linear* linear : language_linears(d)) split(*linear);
   check_cuda(cudaDeviceSynchronize(), "splitting the LoRA A matrices");
+}
+
+void device_weights::fold_vision_lora_b() {
+  for (const device_vision_block& b : vision.blocks)
+    for (const device_linear* linear : {&b.fc1, &b.fc2})
+      if (linear->folded)
+        kernels::lora_fold_weight(const_cast<bf16*>(linear->weight), linear->out,
+                                  linear->input_columns(), linear->in, linear->lora.b,
+                                  linear->lora.rank, linear->lora.scale, nullptr);
+  check_cuda(cudaDeviceSynchronize(), "folding the vision LoRA B matrices");
 }
 
 void device_weights::merge_language_adapters() {

@@ -1,6 +1,6 @@
 // The model's weights in device memory: bf16 matrices as stored, small tensors (norms, biases,
 // gates, conv taps) and the LoRA pairs in fp32 (plus A's exact bf16 split for the unmerged
-// branch). One allocation holds them all.
+// branch, and the vision MLP's B folded into extra weight columns). One allocation holds them all.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -24,10 +24,14 @@ struct device_lora {
 };
 
 struct device_linear {
-  const bf16* weight = nullptr;  // [out, in]
+  const bf16* weight = nullptr;  // [out, in + folded]
   int64_t out = 0, in = 0;
   const float* bias = nullptr;  // [out] or null
   device_lora lora;             // rank 0 when the layer has none
+  // 3 * rank when the LoRA up projection is folded into the product (kernels/lora.hpp
+  // lora_fold_weight): the weight's rows, and its input's, have that many extra columns.
+  int64_t folded = 0;
+  int64_t input_columns() const { return in + folded; }
 };
 
 struct device_norm {
@@ -85,7 +89,8 @@ class device_weights {
  public:
   // Copies every tensor of `weights` to the current device. With `merge_language_lora` the
   // language LoRA pairs are merged into their bf16 weights (W' = bf16(W + scale B A)) and those
-  // layers run without a LoRA branch; the vision LoRA always stays unmerged.
+  // layers run without a LoRA branch; the vision LoRA always stays unmerged (the blocks' MLP
+  // Linears fold its up projection into their product).
   explicit device_weights(const model_weights& weights, bool merge_language_lora = false);
   ~device_weights();
   device_weights(const device_weights&) = delete;
@@ -98,6 +103,7 @@ class device_weights {
  private:
   void merge_language_adapters();
   void split_lora_a();
+  void fold_vision_lora_b();
 
   void* arena_ = nullptr;
   size_t bytes_ = 0;

@@ -1,6 +1,6 @@
 // Linear = one cuBLASLt product with the bias in its epilogue, plus the LoRA branch (down
-// projection as a GEMM over A's bf16 split, up projection fused with the output's consumer);
-// stage reports.
+// projection as a GEMM over A's bf16 split, up projection fused with the output's consumer or
+// folded into the product); stage reports.
 #include "gpu/forward_context.hpp"
 
 #include <stdexcept>
@@ -15,16 +15,23 @@ device_buffer<float> forward_context::lora_parts(const device_linear& layer, con
                                                  int64_t m) const {
   const int64_t width = 3 * layer.lora.rank;
   device_buffer<float> parts(size_t(m * width), stream);
-  gemm->linear(x, m, layer.in, layer.in, layer.lora.a_split, width, parts.get(), width, false,
-               stream);
+  gemm->linear(x, m, layer.in, layer.input_columns(), layer.lora.a_split, width, parts.get(), width,
+               false, stream);
   return parts;
+}
+
+void forward_context::fill_lora_columns(const device_linear& layer, bf16* x, int64_t m) const {
+  if (!layer.folded) return;
+  const device_buffer<float> parts = lora_parts(layer, x, m);
+  kernels::lora_fold_input(parts.get(), m, layer.lora.rank, x, layer.input_columns(), layer.in,
+                           stream);
 }
 
 void forward_context::linear(const device_linear& layer, const bf16* x, int64_t m, float* y,
                              int64_t ldy, bool accumulate) const {
-  gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y, ldy, accumulate, stream,
-               layer.bias);
-  if (!layer.lora.rank) return;
+  gemm->linear(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y, ldy,
+               accumulate, stream, layer.bias);
+  if (!layer.lora.rank || layer.folded) return;
   const device_buffer<float> parts = lora_parts(layer, x, m);
   kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
                    layer.lora.scale, kernels::lora_epilogue::add, y, ldy, nullptr, stream);
@@ -48,16 +55,19 @@ void forward_context::stacked_linear(const device_linear& stacked,
 }
 
 void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
-                                  bool tanh_approximation) const {
+                                  bool tanh_approximation, int64_t ldo) const {
+  if (ldo == 0) ldo = layer.out;
   device_buffer<float> y(size_t(m * layer.out), stream);
-  gemm->linear(x, m, layer.in, layer.in, layer.weight, layer.out, y.get(), layer.out, false,
-               stream, layer.bias);
-  if (!layer.lora.rank) {
-    kernels::gelu_to_bf16(y.get(), out, m * layer.out,
-                          tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf,
-                          stream);
+  gemm->linear(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y.get(),
+               layer.out, false, stream, layer.bias);
+  if (!layer.lora.rank || layer.folded) {
+    kernels::gelu_rows_to_bf16(y.get(), m, layer.out, out, ldo,
+                               tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf,
+                               stream);
     return;
   }
+  if (ldo != layer.out)
+    throw std::logic_error("linear_gelu: an unfolded LoRA writes whole rows (ldo = out)");
   const device_buffer<float> parts = lora_parts(layer, x, m);
   kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
                    layer.lora.scale,

@@ -32,9 +32,14 @@ struct forward_context {
   }
 
   // y[m, out] (ldy) = x W^T + bias + LoRA, or y += that when `accumulate` (a residual add).
-  // x is the bf16 input [m, in] with row stride in.
+  // x is the bf16 input [m, in] with row stride layer.input_columns(); a folded layer reads its
+  // LoRA columns too (fill_lora_columns).
   void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
               bool accumulate) const;
+
+  // For a folded layer (device_linear::folded): the LoRA down projection of x [m, in] into x's
+  // extra columns, which the layer's product then reads. Nothing for other layers.
+  void fill_lora_columns(const device_linear& layer, bf16* x, int64_t m) const;
 
   // The Linears `parts` (all reading x) into consecutive column slices of y [m, sum of their
   // outs]: one product of `stacked` when it is set (device_weights: their weights back to back,
@@ -43,10 +48,11 @@ struct forward_context {
                       std::initializer_list<const device_linear*> parts, const bf16* x,
                       int64_t m, float* y) const;
 
-  // out[m, out] = bf16(GELU(x W^T + bias + LoRA)): the fp32 sum is read once by the LoRA up
-  // projection, which applies the GELU (vision MLP and merger fc1).
+  // out[m, out] = bf16(GELU(x W^T + bias + LoRA)), out's rows ldo apart (0: out; an unmerged,
+  // unfolded LoRA needs that): the fp32 sum is read once by the LoRA up projection, which
+  // applies the GELU, or by the GELU (vision MLP and merger fc1).
   void linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
-                   bool tanh_approximation) const;
+                   bool tanh_approximation, int64_t ldo = 0) const;
 
   bool probing() const { return probe && *probe; }
 

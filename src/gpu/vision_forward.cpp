@@ -44,7 +44,7 @@ image_geometry upload_geometry(const forward_context& ctx, const vision_config& 
 void run_block(const forward_context& ctx, const vision_config& config,
                const device_vision_block& block, const image_geometry& geometry, int64_t n,
                float* x) {
-  const int64_t hidden = config.hidden_size, inner = config.intermediate_size;
+  const int64_t hidden = config.hidden_size;
   const cudaStream_t s = ctx.stream;
   device_buffer<bf16> normed(size_t(n * hidden), s);
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm1.weight, block.norm1.bias, layer_norm_eps,
@@ -69,10 +69,15 @@ void run_block(const forward_context& ctx, const vision_config& config,
     kernels::flash_attention(problem, s);
     ctx.linear(block.proj, normed.get(), n, x, hidden, true);
   }
+  // The MLP's inputs carry their Linears' folded LoRA columns (device_linear::folded).
+  const int64_t fc1_columns = block.fc1.input_columns(), fc2_columns = block.fc2.input_columns();
+  device_buffer<bf16> mlp_input(size_t(n * fc1_columns), s);
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm2.weight, block.norm2.bias, layer_norm_eps,
-                              normed.get(), s);
-  device_buffer<bf16> activated(size_t(n * inner), s);
-  ctx.linear_gelu(block.fc1, normed.get(), n, activated.get(), true);
+                              mlp_input.get(), s, fc1_columns);
+  ctx.fill_lora_columns(block.fc1, mlp_input.get(), n);
+  device_buffer<bf16> activated(size_t(n * fc2_columns), s);
+  ctx.linear_gelu(block.fc1, mlp_input.get(), n, activated.get(), true, fc2_columns);
+  ctx.fill_lora_columns(block.fc2, activated.get(), n);
   ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
 }
 
