@@ -1,5 +1,5 @@
 // GDN kernels around the delta rule (kernels/chunked_delta_rule.cu): causal conv + SiLU with a
-// history, q/k L2 norms and the gates.
+// history (and the q/k L2 norms fused in), the L2 norms alone and the gates.
 #include <stdexcept>
 
 #include "kernels/common.cuh"
@@ -35,14 +35,18 @@ __global__ void conv_kernel(const float* u, int64_t ld, row_runs runs, int64_t c
 }
 
 // Kernel width K: a thread walks one channel down a strip of rows with the last K - 1 inputs in
-// registers, so every input is read once (same sum order as conv_kernel).
+// registers, so every input is read once (same sum order as conv_kernel). With norm.head_dim,
+// blocks over the q and k channels (whole heads: head_dim divides the block) L2-normalise each
+// row's heads before writing (the l2_kernel's factor; sums over the head's warps).
 constexpr int conv_strip = 16;
 template <int K>
-__global__ void conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int64_t rows,
-                                  int64_t channels, const float* w, const float* history,
-                                  float* c) {
+__global__ void __launch_bounds__(threads)
+    conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int64_t rows, int64_t channels,
+                      const float* w, const float* history, float* c, conv_qk_norm norm) {
+  __shared__ float squares_s[threads / 32][conv_strip];
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
-  if (ch >= channels) return;
+  const bool normalise = int64_t(blockIdx.y) * blockDim.x < 2 * norm.q_width;  // block-uniform
+  if (ch >= channels) return;  // never in a normalising block (whole heads)
   const int64_t t0 = int64_t(blockIdx.x) * conv_strip;
   float weight[K];
 #pragma unroll
@@ -53,9 +57,12 @@ __global__ void conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int
 #pragma unroll
   for (int j = 0; j < K - 1; ++j)
     window[j] = conv_input(u + first * ld, ld, history, t0 - first - (K - 1) + j, channels, K, ch);
+  float out[conv_strip];
+#pragma unroll
   for (int i = 0; i < conv_strip; ++i) {
     const int64_t t = t0 + i;
-    if (t >= rows) break;
+    out[i] = 0.0f;
+    if (t >= rows) continue;
     if (t == end) {  // the next run starts from the history again
       first = end;
       end = run_bound(runs, ++run + 1);
@@ -68,11 +75,31 @@ __global__ void conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int
 #pragma unroll
     for (int j = 0; j < K - 1; ++j) sum += weight[j] * window[j];
     sum += weight[K - 1] * x;
-    c[t * channels + ch] = silu_f(sum);
+    out[i] = silu_f(sum);
 #pragma unroll
     for (int j = 0; j < K - 2; ++j) window[j] = window[j + 1];
     window[K - 2] = x;
   }
+  if (normalise) {
+    const int warp = int(threadIdx.x / 32), head_warps = int(norm.head_dim / 32);
+#pragma unroll
+    for (int i = 0; i < conv_strip; ++i) {
+      const float squares = warp_sum(out[i] * out[i]);
+      if (threadIdx.x % 32 == 0) squares_s[warp][i] = squares;
+    }
+    __syncthreads();
+    const int head_first_warp = warp / head_warps * head_warps;
+    const float scale = ch < norm.q_width ? norm.q_scale : 1.0f;
+#pragma unroll
+    for (int i = 0; i < conv_strip; ++i) {
+      float squares = 0;
+      for (int k = 0; k < head_warps; ++k) squares += squares_s[head_first_warp + k][i];
+      out[i] *= (1.0f / sqrtf(squares + 1e-6f)) * scale;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < conv_strip; ++i)
+    if (t0 + i < rows) c[(t0 + i) * channels + ch] = out[i];
 }
 
 __global__ void conv_history_kernel(const float* u, int64_t ld, int64_t tokens, int64_t channels,
@@ -110,18 +137,31 @@ __global__ void gates_kernel(const float* b, const float* a, int64_t ld, const f
 
 void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
                       const float* w, int64_t kernel, const float* history, float* c,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const conv_qk_norm* norm) {
   if (ld < channels) throw std::invalid_argument("causal_conv_silu: rows narrower than channels");
   if (runs.count <= 0 || runs.count > max_runs)
     throw std::invalid_argument("causal_conv_silu: 1 to 8 runs");
   if (runs.rows() * channels == 0) return;
+  // Normalised inside the conv when its blocks hold whole heads and never reach past the channels.
+  const bool fused = norm && kernel == 4 && norm->head_dim % 32 == 0 &&
+                     threads % norm->head_dim == 0 && (2 * norm->q_width) % threads == 0 &&
+                     2 * norm->q_width <= channels;
+  if (norm && !(norm->head_dim > 0 && norm->q_width % norm->head_dim == 0 && 2 * norm->q_width <= channels))
+    throw std::invalid_argument("causal_conv_silu: q/k heads do not fit the channels");
   if (kernel == 4)
     conv_strip_kernel<4><<<dim3(blocks_for(runs.rows(), conv_strip), blocks_for(channels, threads)),
-                           threads, 0, stream>>>(u, ld, runs, runs.rows(), channels, w, history, c);
+                           threads, 0, stream>>>(u, ld, runs, runs.rows(), channels, w, history, c,
+                                                 fused ? *norm : conv_qk_norm{});
   else
     conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0,
                   stream>>>(u, ld, runs, channels, w, kernel, history, c);
   check_launch("causal_conv_silu");
+  if (norm && !fused) {
+    const int64_t heads = norm->q_width / norm->head_dim;
+    l2_normalise_heads(c, runs.rows(), channels, heads, norm->head_dim, norm->q_scale, stream);
+    l2_normalise_heads(c + norm->q_width, runs.rows(), channels, heads, norm->head_dim, 1.0f,
+                       stream);
+  }
 }
 
 void conv_history_after(const float* u, int64_t ld, int64_t tokens, int64_t channels,

@@ -15,9 +15,16 @@ namespace cua_s1::kernels {
 // Rows before a run's start come from `history` [kernel - 1, channels] (the inputs of the kernel
 // - 1 positions before it, oldest first; the same for every run), or are 0 where history is null
 // (the start of the prompt).
+// With `norm`, the output's first 2 q_width channels (the q heads, then the k heads, head_dim
+// each) are then L2-normalised per token and head as l2_normalise_heads does (q also times
+// q_scale): inside the conv for width 4 (its blocks hold whole heads), else by that kernel.
+struct conv_qk_norm {
+  int64_t q_width = 0, head_dim = 0;
+  float q_scale = 1.0f;
+};
 void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
                       const float* w, int64_t kernel, const float* history, float* c,
-                      cudaStream_t stream);
+                      cudaStream_t stream, const conv_qk_norm* norm = nullptr);
 
 // The history the next segment needs: the last kernel - 1 input rows, reaching back into
 // `history` (or zeros) when the segment is shorter. `tail` must not alias `history`.

@@ -761,7 +761,7 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
   const cudaStream_t stream = rig().stream;
 
   // Causal conv + SiLU with a history: the model's width 4 (register strips) and width 3 (the
-  // general kernel), against a float64 evaluation run by run. The inputs' rows are wider than
+  // general kernel), against a float64 evaluation run by run, and with the q/k heads' L2 norms. The inputs' rows are wider than
   // the channels (the model's are a slice of the fused input projection).
   const int64_t ld = channels + 7;
   const std::vector<float> u = random_values(size_t(rows * ld), -1, 1);
@@ -793,6 +793,36 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
         }
     BOOST_TEST_MESSAGE("causal conv width " << width << ": max abs error " << worst);
     BOOST_TEST(worst <= 1e-5);
+
+    // With the q/k heads L2-normalised (fused into the width-4 conv, a separate kernel for
+    // width 3): against the float64 norm of our conv output (checked above), q also scaled.
+    kernels::conv_qk_norm norm;
+    norm.q_width = key_heads * dim;
+    norm.head_dim = dim;
+    norm.q_scale = 0.125f;
+    gpu::device_buffer<float> normed(size_t(rows * channels), stream);
+    kernels::causal_conv_silu(du.get(), ld, runs, channels, dw.get(), width, dh.get(), normed.get(),
+                              stream, &norm);
+    const std::vector<float> ours_normed = download(normed.get(), size_t(rows * channels), stream);
+    double worst_normed = 0;
+    for (int64_t t = 0; t < rows; ++t)
+      for (int64_t head = 0; head < 2 * key_heads; ++head) {
+        const float* in = &ours[size_t(t * channels + head * dim)];
+        double squares = 0;
+        for (int64_t d = 0; d < dim; ++d) squares += double(in[d]) * in[d];
+        const double factor = (head < key_heads ? 0.125 : 1.0) / std::sqrt(squares + 1e-6);
+        for (int64_t d = 0; d < dim; ++d)
+          worst_normed = std::max(worst_normed, std::abs(ours_normed[size_t(t * channels + head * dim + d)] - in[d] * factor));
+      }
+    const auto tail = [&](const std::vector<float>& v) {  // the v channels stay as they were
+      std::vector<float> out;
+      for (int64_t t = 0; t < rows; ++t)
+        out.insert(out.end(), v.begin() + t * channels + 2 * key_heads * dim, v.begin() + (t + 1) * channels);
+      return out;
+    };
+    BOOST_TEST_MESSAGE("  with q/k L2 norms: max abs error " << worst_normed);
+    BOOST_TEST(worst_normed <= 1e-6);
+    BOOST_TEST(tail(ours_normed) == tail(ours), boost::test_tools::per_element());
     if (width == kernel) conv_together = ours, w4 = std::move(dw), h4 = std::move(dh);
   }
 

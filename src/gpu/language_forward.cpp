@@ -88,16 +88,17 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
 
   device_buffer<float> c(size_t(tokens * channels), s);
   const int64_t kernel = config.linear_conv_kernel_dim;
+  kernels::conv_qk_norm norm;  // q and k heads L2-normalised, q also scaled by 1/sqrt(d)
+  norm.q_width = q_width;
+  norm.head_dim = key_dim;
+  norm.q_scale = 1.0f / std::sqrt(float(key_dim));
   kernels::causal_conv_silu(u, width, runs, channels, layer.conv1d, kernel, state.history_in,
-                            c.get(), s);
+                            c.get(), s, &norm);
   if (state.history_out) {
     if (runs.count != 1) throw std::logic_error("only a single run keeps the GDN state");
     kernels::conv_history_after(u, width, tokens, channels, kernel, state.history_in,
                                 state.history_out, s);
   }
-  kernels::l2_normalise_heads(c.get(), tokens, channels, key_heads, key_dim,
-                              1.0f / std::sqrt(float(key_dim)), s);
-  kernels::l2_normalise_heads(c.get() + q_width, tokens, channels, key_heads, key_dim, 1.0f, s);
   device_buffer<float> beta(size_t(tokens * value_heads), s), g(size_t(tokens * value_heads), s);
   kernels::deltanet_gates(b, a, width, layer.a_log, layer.dt_bias, tokens, value_heads,
                           beta.get(), g.get(), s);
