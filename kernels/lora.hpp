@@ -2,7 +2,8 @@
 // on tensor cores without losing fp32 accuracy: A is split once into three bf16 matrices with
 // A = A_hi + A_mid + A_lo exactly, so x A^T is three exact-product bf16 GEMMs (one cuBLASLt call
 // over [A_hi; A_mid; A_lo]) accumulated in fp32; the up projection runs on CUDA cores in fp32,
-// fused with the consumer of the Linear's output (an add, or a GELU to bf16).
+// fused with the consumer of the Linear's output (an add, or a GELU to bf16), or rides in the base
+// product as extra columns (lora_fold_weight / lora_fold_input, the vision MLP).
 #pragma once
 
 #include <cuda_bf16.h>
