@@ -135,16 +135,6 @@ void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
   check_launch("add_bias");
 }
 
-void gelu_to_bf16(const float* in, bf16* out, int64_t n, gelu_kind kind, cudaStream_t stream) {
-  if (n == 0) return;
-  const bool vectorized = aligned_for_four({in, out});
-  if (kind == gelu_kind::erf)
-    launch_map(n, vectorized, gelu_op<true>{in, out}, stream);
-  else
-    launch_map(n, vectorized, gelu_op<false>{in, out}, stream);
-  check_launch("gelu_to_bf16");
-}
-
 void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, int64_t ldo,
                        gelu_kind kind, cudaStream_t stream) {
   if (rows * cols == 0) return;

@@ -15,11 +15,9 @@ void f32_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, cudaStream_t st
 void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bias,
               cudaStream_t stream);
 
-// out = bf16(act(in)): tanh-GELU (vision blocks) or erf-GELU (merger).
+// out[r * ldo + c] = bf16(act(in[r * cols + c])) for [rows, cols]: tanh-GELU (vision blocks) or
+// erf-GELU (merger).
 enum class gelu_kind { tanh, erf };
-void gelu_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, gelu_kind kind,
-                  cudaStream_t stream);
-// The same over rows: out[r * ldo + c] = bf16(act(in[r * cols + c])) for [rows, cols].
 void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, __nv_bfloat16* out,
                        int64_t ldo, gelu_kind kind, cudaStream_t stream);
 
