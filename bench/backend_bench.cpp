@@ -1,5 +1,5 @@
-// Backend benchmark: the model alone (no HTTP) on prepared requests, warm, with the vision and
-// language split the backend measures. Prints a Markdown table and one JSON line per request.
+// Backend benchmark: the model alone (no HTTP) on prepared requests (pixel values made where the
+// server has them made), warm, with the vision and language split the backend measures. Prints a Markdown table and one JSON line per request.
 //   backend_bench --model DIR --adapter DIR --lock FILE [--backend cuda|cpu] [--threads N]
 //                 [--iterations N] [--warmup N] [--unmerged-lora] [--graphs N]
 //                 [--no-opening-cache] REQUEST.json [...]
@@ -100,7 +100,10 @@ int main(int argc, char** argv) {
   std::printf("\n| request | patches | tokens/question | questions | p50 ms | p95 ms | vision ms | language ms |\n"
               "|---|---|---|---|---|---|---|---|\n");
   for (const std::string& path : requests) {
-    auto prepared = preparer->prepare(read_file(path));
+    auto request = preparer->parse(read_file(path));
+    if (!request) return std::fprintf(stderr, "%s: %s\n", path.c_str(), request.error().detail.c_str()), 1;
+    // Pixel values made where the server has them made (the CUDA backend: on the GPU).
+    auto prepared = preparer->prepare(std::move(*request), backend->pixel_values_made());
     if (!prepared) return std::fprintf(stderr, "%s: %s\n", path.c_str(), prepared.error().detail.c_str()), 1;
     std::vector<double> total, vision, language;
     for (int i = 0; i < warmup + iterations; ++i) {

@@ -18,6 +18,7 @@
 #include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "gpu/vision_forward.hpp"
+#include "gpu/vision_graphs.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "prep/shared_prefix.hpp"
 
@@ -29,6 +30,9 @@ using gpu::check_cuda;
 // The most suffix rows one batched language pass takes: its activations then need no more
 // memory than one prompt of the longest valid length.
 constexpr size_t max_batch_rows = max_prompt_tokens;
+
+// Image sizes whose vision graphs are kept (agents mostly send one screen size).
+constexpr size_t max_vision_graphs = 4;
 
 // Prompt cache rows the request's language passes use: the rows before the suffixes, then the
 // largest batch of suffixes.
@@ -63,6 +67,7 @@ class cuda_backend final : public backend {
         device_(options.device),
         probe_(std::move(options.probe)),
         graphs_(options.graph_cache),
+        vision_graphs_(std::min(options.graph_cache, max_vision_graphs)),
         merged_(options.merge_language_lora),
         reuse_opening_(options.reuse_prompt_opening) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
@@ -90,6 +95,7 @@ class cuda_backend final : public backend {
     if (stream_) {
       cudaStreamSynchronize(stream_);  // drain before buffers and weights go
       graphs_.clear();
+      vision_graphs_.clear();
       device_weights_.reset();
       gemm_.reset();
       cudaStreamDestroy(stream_);
@@ -150,6 +156,7 @@ class cuda_backend final : public backend {
   std::unique_ptr<gpu::device_weights> device_weights_;
   std::unique_ptr<gpu::lt_gemm> gemm_;
   gpu::language_graphs graphs_;
+  gpu::vision_graphs vision_graphs_;
   std::unique_ptr<event> start_, vision_done_, done_;
   gpu::host_staging staging_;
   bool broken_ = false;
@@ -202,9 +209,9 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     const model_config& config = weights_->config;
 
     check_cuda(cudaEventRecord(start_->get(), stream_), "cudaEventRecord");
-    gpu::device_buffer<float> features =
-        gpu::encode_image(ctx, config.vision, device_weights_->vision, request.pixels);
-    const int64_t image_rows = int64_t(features.size() / config.text.hidden_size);
+    const float* features =
+        vision_graphs_.encode(ctx, config.vision, device_weights_->vision, request.pixels);
+    const int64_t image_rows = gpu::image_feature_rows(config.vision, request.pixels.grid);
     check_cuda(cudaEventRecord(vision_done_->get(), stream_), "cudaEventRecord");
 
     size_t letters = 0;
@@ -230,14 +237,14 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     gpu::gdn_slot resume = gpu::gdn_slot::none;
     if (opening > 0) {
       graphs_.enqueue_opening(ctx, config, device_weights_->language, questions.front(), opening,
-                              features.get(), image_rows);
+                              features, image_rows);
       start = opening;
       resume = gpu::gdn_slot::opening;
     }
     if (shared > start) {
       graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
                       gpu::segment{start, {shared - start}, resume, gpu::gdn_slot::prefix, false},
-                      features.get(), image_rows, nullptr);
+                      features, image_rows, nullptr);
       start = shared;
       resume = gpu::gdn_slot::prefix;
     }
@@ -248,7 +255,7 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
       for (const prepared_question& question : batch_questions)
         part.lengths.push_back(int64_t(question.input_ids.size()) - start);
       graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
-                      features.get(), image_rows, logits.get() + offset);
+                      features, image_rows, logits.get() + offset);
       for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();
     }
     float* host_logits = staging_.reserve<float>(letters);

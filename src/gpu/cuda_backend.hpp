@@ -16,8 +16,8 @@ int cuda_device_count();
 
 struct cuda_backend_options {
   int device = 0;
-  // Language graphs kept (one per exact segment: a whole prompt, a shared prefix or a suffix);
-  // 0 = eager only.
+  // Language graphs kept (one per exact segment: a whole prompt, a shared prefix or a suffix),
+  // and vision graphs (one per image size, at most 4); 0 = eager only.
   size_t graph_cache = 16;
   // Merge the language LoRA into the bf16 weights at load (bench/RESULTS.md: 2.3x faster
   // language prefill, errors still under half the bf16 control's); vision stays unmerged.

@@ -1,4 +1,4 @@
-// Upload of the decoded picture and its resize on the GPU (taps made on the host).
+// Upload of the decoded picture and its resize on the GPU (taps made on the host once per size).
 #include "gpu/picture_resize.hpp"
 
 #include <stdexcept>
@@ -7,52 +7,66 @@
 #include "prep/bicubic_resize.hpp"
 
 namespace cua_s1::gpu {
-namespace {
 
-// One axis's taps uploaded for the kernels.
-struct device_taps {
-  device_buffer<uint32_t> first, count;
-  device_buffer<int16_t> coeffs;
-  kernels::resample_taps view;
-};
-
-device_taps upload_taps(const forward_context& ctx, const resample_axis& axis) {
-  device_taps taps{device_buffer<uint32_t>(axis.first.size(), ctx.stream),
-                   device_buffer<uint32_t>(axis.count.size(), ctx.stream),
-                   device_buffer<int16_t>(axis.coeffs.size(), ctx.stream),
-                   {}};
+picture_resizer::axis_taps picture_resizer::upload_axis(const forward_context& ctx,
+                                                        uint32_t in_size, uint32_t out_size) {
+  if (in_size == out_size) return {};
+  const resample_axis axis = make_resample_axis(in_size, out_size);
+  axis_taps taps{device_buffer<uint32_t>(axis.first.size(), ctx.stream),
+                 device_buffer<uint32_t>(axis.count.size(), ctx.stream),
+                 device_buffer<int16_t>(axis.coeffs.size(), ctx.stream), axis.taps,
+                 axis.precision};
   ctx.upload(axis.first.data(), axis.first.size(), taps.first.get());
   ctx.upload(axis.count.data(), axis.count.size(), taps.count.get());
   ctx.upload(axis.coeffs.data(), axis.coeffs.size(), taps.coeffs.get());
-  taps.view = {taps.first.get(), taps.count.get(), taps.coeffs.get(), axis.taps, axis.precision};
   return taps;
 }
 
-}  // namespace
+picture_resizer::picture_resizer(const forward_context& ctx, uint32_t from_w, uint32_t from_h,
+                                 uint32_t to_w, uint32_t to_h)
+    : from_w_(from_w), from_h_(from_h), to_w_(to_w), to_h_(to_h) {
+  if (from_w == 0 || from_h == 0 || to_w == 0 || to_h == 0)
+    throw std::invalid_argument("picture_resizer: an empty picture");
+  horizontal_ = upload_axis(ctx, from_w, to_w);
+  vertical_ = upload_axis(ctx, from_h, to_h);
+}
+
+const uint8_t* picture_resizer::resize(const forward_context& ctx, const uint8_t* source,
+                                       device_buffer<uint8_t>& storage) const {
+  const cudaStream_t s = ctx.stream;
+  if (from_w_ == to_w_ && from_h_ == to_h_) return source;
+  device_buffer<uint8_t> between;
+  const uint8_t* rows = source;
+  if (from_w_ != to_w_) {
+    device_buffer<uint8_t>& target = from_h_ == to_h_ ? storage : between;
+    target = device_buffer<uint8_t>(size_t(to_w_) * from_h_ * 3, s);
+    kernels::resample_horizontal(source, from_w_, from_h_, target.get(), to_w_,
+                                 {horizontal_.first.get(), horizontal_.count.get(),
+                                  horizontal_.coeffs.get(), horizontal_.taps,
+                                  horizontal_.precision},
+                                 s);
+    if (from_h_ == to_h_) return storage.get();
+    rows = between.get();
+  }
+  storage = device_buffer<uint8_t>(size_t(to_w_) * to_h_ * 3, s);
+  kernels::resample_vertical(rows, to_w_ * 3, storage.get(), to_h_,
+                             {vertical_.first.get(), vertical_.count.get(), vertical_.coeffs.get(),
+                              vertical_.taps, vertical_.precision},
+                             s);
+  return storage.get();
+}
 
 device_buffer<uint8_t> upload_resized_picture(const forward_context& ctx, const rgb_image& picture,
                                               uint32_t width, uint32_t height) {
-  const cudaStream_t s = ctx.stream;
   if (picture.width == 0 || picture.height == 0 || width == 0 || height == 0 ||
       picture.pixels.size() != size_t(picture.width) * picture.height * 3)
     throw std::invalid_argument("upload_resized_picture: an empty or inconsistent picture");
-  device_buffer<uint8_t> source(picture.pixels.size(), s);
+  device_buffer<uint8_t> source(picture.pixels.size(), ctx.stream);
   ctx.upload(picture.pixels.data(), picture.pixels.size(), source.get());
-  if (width == picture.width && height == picture.height) return source;
-
-  device_buffer<uint8_t> between;
-  if (width != picture.width) {
-    const device_taps taps = upload_taps(ctx, make_resample_axis(picture.width, width));
-    between = device_buffer<uint8_t>(size_t(width) * picture.height * 3, s);
-    kernels::resample_horizontal(source.get(), picture.width, picture.height, between.get(), width,
-                                 taps.view, s);
-    if (height == picture.height) return between;
-  }
-  const uint8_t* rows = between.get() ? between.get() : source.get();
-  const device_taps taps = upload_taps(ctx, make_resample_axis(picture.height, height));
-  device_buffer<uint8_t> resized(size_t(width) * height * 3, s);
-  kernels::resample_vertical(rows, width * 3, resized.get(), height, taps.view, s);
-  return resized;
+  const picture_resizer resizer(ctx, picture.width, picture.height, width, height);
+  device_buffer<uint8_t> resized;
+  const uint8_t* out = resizer.resize(ctx, source.get(), resized);
+  return out == source.get() ? std::move(source) : std::move(resized);
 }
 
 }  // namespace cua_s1::gpu

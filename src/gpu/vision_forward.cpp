@@ -1,5 +1,5 @@
 // Vision forward: patch GEMM + bias + interpolated positions, blocks (LayerNorm, qkv, 2-D rotary,
-// attention, proj, MLP with LoRA), merger. Host-side geometry is uploaded once per image.
+// attention, proj, MLP with LoRA), merger; the per-size plan (geometry, resize taps) apart.
 #include "gpu/vision_forward.hpp"
 
 #include <cmath>
@@ -18,43 +18,19 @@ namespace {
 
 constexpr float layer_norm_eps = 1e-6f;
 
-struct image_geometry {  // per image, on the device
-  device_buffer<int32_t> tap_rows;
-  device_buffer<float> tap_weights;
-  device_buffer<float> cos, sin;
-};
-
-image_geometry upload_geometry(const forward_context& ctx, const vision_config& config,
-                               const grid_thw& grid) {
-  const position_taps taps =
-      vision_position_taps(grid, config.position_side(), config.spatial_merge_size);
-  const cpu::rotary_table rotary = cpu::vision_rotary(grid.h, grid.w, config.spatial_merge_size,
-                                                      config.head_dim(), config.rope_theta);
-  image_geometry g{device_buffer<int32_t>(taps.rows.size(), ctx.stream),
-                   device_buffer<float>(taps.weights.size(), ctx.stream),
-                   device_buffer<float>(rotary.cos.size(), ctx.stream),
-                   device_buffer<float>(rotary.sin.size(), ctx.stream)};
-  ctx.upload(taps.rows.data(), taps.rows.size(), g.tap_rows.get());
-  ctx.upload(taps.weights.data(), taps.weights.size(), g.tap_weights.get());
-  ctx.upload(rotary.cos.data(), rotary.cos.size(), g.cos.get());
-  ctx.upload(rotary.sin.data(), rotary.sin.size(), g.sin.get());
-  return g;
-}
-
 void run_block(const forward_context& ctx, const vision_config& config,
-               const device_vision_block& block, const image_geometry& geometry, int64_t n,
-               float* x) {
+               const device_vision_block& block, const image_plan& plan, int64_t n, float* x) {
   const int64_t hidden = config.hidden_size;
   const cudaStream_t s = ctx.stream;
   device_buffer<bf16> normed(size_t(n * hidden), s);
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm1.weight, block.norm1.bias, layer_norm_eps,
                               normed.get(), s);
   {
-    device_buffer<float> qkv(size_t(n * 3 * hidden), s);
-    ctx.linear(block.qkv, normed.get(), n, qkv.get(), 3 * hidden, false);
+    // qkv rounded to bf16 by the product (the reference's rounding), q and k rotated in place.
     device_buffer<bf16> qkv_rotated(size_t(n * 3 * hidden), s);
-    kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), geometry.cos.get(),
-                                   geometry.sin.get(), qkv_rotated.get(), s);
+    ctx.linear_bf16(block.qkv, normed.get(), n, qkv_rotated.get(), 3 * hidden);
+    kernels::vision_rotary_in_place(qkv_rotated.get(), n, hidden, config.head_dim(),
+                                    plan.cos.get(), plan.sin.get(), s);
     kernels::attention_problem problem;
     problem.q = qkv_rotated.get();
     problem.k = qkv_rotated.get() + hidden;
@@ -81,35 +57,26 @@ void run_block(const forward_context& ctx, const vision_config& config,
   ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
 }
 
-// The patch embedding's bf16 input [patches, patch_dim]: the host's fp32 pixel values rounded,
-// or (the server's path) made here from the decoded 8-bit picture, resized here to the grid.
+// The patch embedding's bf16 input [patches, patch_dim] from the uploaded input: the host's fp32
+// pixel values rounded, or (the server's path) made here from the 8-bit picture, resized here to
+// the grid.
 device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config& config,
-                                 const prepared_image& image) {
+                                 const image_plan& plan, const void* input) {
   const cudaStream_t s = ctx.stream;
-  const size_t count = size_t(image.grid.h) * image.grid.w * config.patch_dim();
+  const size_t count = size_t(plan.patches()) * config.patch_dim();
   device_buffer<bf16> inputs(count, s);
-  if (!image.pixel_values.empty()) {
-    if (image.pixel_values.size() != count)
-      throw std::invalid_argument("encode_image: pixel values do not match the grid");
-    device_buffer<float> pixels(count, s);
-    ctx.upload(image.pixel_values.data(), count, pixels.get());
-    kernels::f32_to_bf16(pixels.get(), inputs.get(), int64_t(count), s);
+  if (plan.from_values) {
+    kernels::f32_to_bf16(static_cast<const float*>(input), inputs.get(), int64_t(count), s);
     return inputs;
   }
-  const pixel_normalization& norm = image.normalization;
-  const uint32_t patch = norm.patch_size;
-  if (patch == 0 || image.picture.pixels.empty() ||
-      3 * norm.temporal_patch_size * patch * patch != config.patch_dim() ||
-      norm.merge_size != uint32_t(config.spatial_merge_size))
-    throw std::invalid_argument("encode_image: the picture does not match the grid");
-  const device_buffer<uint8_t> picture =
-      upload_resized_picture(ctx, image.picture, image.grid.w * patch, image.grid.h * patch);
+  const pixel_normalization& norm = plan.normalization;
+  device_buffer<uint8_t> resized;
   kernels::patchify_args args;
-  args.rgb = picture.get();
-  args.width = image.grid.w * patch;
-  args.grid_h = image.grid.h;
-  args.grid_w = image.grid.w;
-  args.patch = patch;
+  args.rgb = plan.resizer->resize(ctx, static_cast<const uint8_t*>(input), resized);
+  args.width = plan.grid.w * norm.patch_size;
+  args.grid_h = plan.grid.h;
+  args.grid_w = plan.grid.w;
+  args.patch = norm.patch_size;
   args.merge = norm.merge_size;
   args.temporal = norm.temporal_patch_size;
   for (int c = 0; c < 3; ++c) args.mean[c] = norm.mean[c], args.std[c] = norm.std[c];
@@ -119,27 +86,92 @@ device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config
 
 }  // namespace
 
-device_buffer<float> encode_image(const forward_context& ctx, const vision_config& config,
-                                  const device_vision& weights, const prepared_image& image) {
+size_t image_plan::input_bytes(const vision_config& config) const {
+  return from_values ? size_t(patches()) * config.patch_dim() * sizeof(float)
+                     : size_t(picture_width) * picture_height * 3;
+}
+
+bool image_plan::fits(const prepared_image& image) const {
+  const bool values = !image.pixel_values.empty();
+  return values == from_values && image.grid.t == grid.t && image.grid.h == grid.h &&
+         image.grid.w == grid.w &&
+         (values || (image.picture.width == picture_width &&
+                     image.picture.height == picture_height));
+}
+
+int64_t image_feature_rows(const vision_config& config, const grid_thw& grid) {
+  return int64_t(grid.h) * grid.w / (int64_t(config.spatial_merge_size) * config.spatial_merge_size);
+}
+
+image_plan make_image_plan(const forward_context& ctx, const vision_config& config,
+                           const prepared_image& image) {
   const grid_thw& grid = image.grid;
-  const int64_t n = int64_t(grid.h) * grid.w, hidden = config.hidden_size;
+  const int64_t n = int64_t(grid.h) * grid.w;
   const int64_t merge_area = int64_t(config.spatial_merge_size) * config.spatial_merge_size;
   if (grid.t != 1 || n == 0 || n % merge_area != 0)
     throw std::invalid_argument("encode_image: pixel values do not match the grid");
+  image_plan plan;
+  plan.grid = grid;
+  plan.from_values = !image.pixel_values.empty();
+  if (plan.from_values) {
+    if (image.pixel_values.size() != size_t(n) * config.patch_dim())
+      throw std::invalid_argument("encode_image: pixel values do not match the grid");
+  } else {
+    const pixel_normalization& norm = image.normalization;
+    const uint32_t patch = norm.patch_size;
+    const rgb_image& picture = image.picture;
+    if (patch == 0 || picture.width == 0 || picture.height == 0 ||
+        picture.pixels.size() != size_t(picture.width) * picture.height * 3 ||
+        3 * norm.temporal_patch_size * patch * patch != config.patch_dim() ||
+        norm.merge_size != uint32_t(config.spatial_merge_size))
+      throw std::invalid_argument("encode_image: the picture does not match the grid");
+    plan.picture_width = picture.width;
+    plan.picture_height = picture.height;
+    plan.normalization = norm;
+    plan.resizer.emplace(ctx, picture.width, picture.height, grid.w * patch, grid.h * patch);
+  }
   const cudaStream_t s = ctx.stream;
-  const image_geometry geometry = upload_geometry(ctx, config, grid);
+  const position_taps taps =
+      vision_position_taps(grid, config.position_side(), config.spatial_merge_size);
+  const cpu::rotary_table rotary = cpu::vision_rotary(grid.h, grid.w, config.spatial_merge_size,
+                                                      config.head_dim(), config.rope_theta);
+  plan.tap_rows = device_buffer<int32_t>(taps.rows.size(), s);
+  plan.tap_weights = device_buffer<float>(taps.weights.size(), s);
+  plan.cos = device_buffer<float>(rotary.cos.size(), s);
+  plan.sin = device_buffer<float>(rotary.sin.size(), s);
+  ctx.upload(taps.rows.data(), taps.rows.size(), plan.tap_rows.get());
+  ctx.upload(taps.weights.data(), taps.weights.size(), plan.tap_weights.get());
+  ctx.upload(rotary.cos.data(), rotary.cos.size(), plan.cos.get());
+  ctx.upload(rotary.sin.data(), rotary.sin.size(), plan.sin.get());
+  return plan;
+}
 
+void upload_image(const forward_context& ctx, const image_plan& plan, const prepared_image& image,
+                  void* input) {
+  if (!plan.fits(image)) throw std::logic_error("upload_image: the image does not fit the plan");
+  if (plan.from_values)
+    ctx.upload(image.pixel_values.data(), image.pixel_values.size(), static_cast<float*>(input));
+  else
+    ctx.upload(image.picture.pixels.data(), image.picture.pixels.size(),
+               static_cast<uint8_t*>(input));
+}
+
+void enqueue_encoder(const forward_context& ctx, const vision_config& config,
+                     const device_vision& weights, const image_plan& plan, const void* input,
+                     float* features) {
+  const int64_t n = plan.patches(), hidden = config.hidden_size;
+  const cudaStream_t s = ctx.stream;
   device_buffer<float> x(size_t(n * hidden), s);
   {
-    const device_buffer<bf16> pixels = patch_inputs(ctx, config, image);
+    const device_buffer<bf16> pixels = patch_inputs(ctx, config, plan, input);
     ctx.linear(weights.patch_embed, pixels.get(), n, x.get(), hidden, false);
   }
-  kernels::add_position_embedding(x.get(), n, hidden, weights.pos_embed, geometry.tap_rows.get(),
-                                  geometry.tap_weights.get(), s);
+  kernels::add_position_embedding(x.get(), n, hidden, weights.pos_embed, plan.tap_rows.get(),
+                                  plan.tap_weights.get(), s);
   ctx.report("vision.embeddings", x.get(), n, hidden);
 
   for (size_t b = 0; b < weights.blocks.size(); ++b) {
-    run_block(ctx, config, weights.blocks[b], geometry, n, x.get());
+    run_block(ctx, config, weights.blocks[b], plan, n, x.get());
     ctx.report("vision.blocks." + std::to_string(b), x.get(), n, hidden);
   }
 
@@ -147,13 +179,21 @@ device_buffer<float> encode_image(const forward_context& ctx, const vision_confi
   device_buffer<bf16> normed(size_t(n * hidden), s);
   kernels::layer_norm_to_bf16(x.get(), n, hidden, weights.merger_norm.weight,
                               weights.merger_norm.bias, layer_norm_eps, normed.get(), s);
-  const int64_t tokens = n / merge_area, inner = weights.merger_fc1.out;
+  const int64_t tokens = image_feature_rows(config, plan.grid), inner = weights.merger_fc1.out;
   device_buffer<bf16> activated(size_t(tokens * inner), s);
   ctx.linear_gelu(weights.merger_fc1, normed.get(), tokens, activated.get(), false);
-  device_buffer<float> features(size_t(tokens * config.out_hidden_size), s);
-  ctx.linear(weights.merger_fc2, activated.get(), tokens, features.get(), config.out_hidden_size,
-             false);
-  ctx.report("vision.merger", features.get(), tokens, config.out_hidden_size);
+  ctx.linear(weights.merger_fc2, activated.get(), tokens, features, config.out_hidden_size, false);
+  ctx.report("vision.merger", features, tokens, config.out_hidden_size);
+}
+
+device_buffer<float> encode_image(const forward_context& ctx, const vision_config& config,
+                                  const device_vision& weights, const prepared_image& image) {
+  const image_plan plan = make_image_plan(ctx, config, image);
+  device_buffer<uint8_t> input(plan.input_bytes(config), ctx.stream);
+  upload_image(ctx, plan, image, input.get());
+  device_buffer<float> features(
+      size_t(image_feature_rows(config, plan.grid) * config.out_hidden_size), ctx.stream);
+  enqueue_encoder(ctx, config, weights, plan, input.get(), features.get());
   return features;
 }
 
