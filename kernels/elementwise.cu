@@ -41,72 +41,47 @@ struct to_bf16_op {
   }
 };
 
-__device__ __forceinline__ float4 load4(const bf16* p) {
-  const uint2 raw = *reinterpret_cast<const uint2*>(p);
-  const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x),
-                       hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
-  return make_float4(__low2float(lo), __high2float(lo), __low2float(hi), __high2float(hi));
-}
-__device__ __forceinline__ float load1(const float* p) { return *p; }
-__device__ __forceinline__ float load1(const bf16* p) { return to_float(*p); }
-
-// out = bf16(f(in)) on one row; f: tanh-GELU, erf-GELU or the identity. In place when in = out
-// (bf16): every value is read before it is written, by the same thread.
-enum class unary { gelu_tanh, gelu_erf, identity };
-template <unary F, class In>
-struct unary_op {
-  const In* in;
+template <bool erf_form>
+struct gelu_op {
+  const float* in;
   bf16* out;
-  __device__ static float f(float x) {
-    if constexpr (F == unary::gelu_erf) return gelu_erf_f(x);
-    else if constexpr (F == unary::gelu_tanh) return gelu_tanh_f(x);
-    else return x;
-  }
-  __device__ void one(int64_t i) const { out[i] = to_bf16(f(load1(in + i))); }
+  __device__ static float f(float x) { return erf_form ? gelu_erf_f(x) : gelu_tanh_f(x); }
+  __device__ void one(int64_t i) const { out[i] = to_bf16(f(in[i])); }
   __device__ void four(int64_t i) const {
     const float4 v = load4(in + i);
     store4(out, i, f(v.x), f(v.y), f(v.z), f(v.w));
   }
 };
-template <unary F, class In>
-struct unary_rows {
-  const In* in;
-  int64_t ldi;
-  bf16* out;
-  int64_t ldo;
-  __device__ unary_op<F, In> at(int64_t row) const { return {in + row * ldi, out + row * ldo}; }
-};
 
-// bf16(SiLU(gate) * up) per value, in fp32.
-template <class In>
 struct silu_mul_op {
-  const In* gate;
-  const In* up;
+  const float* gate;
+  const float* up;
   bf16* out;
-  __device__ static float f(float g, float u) { return silu_f(g) * u; }
-  __device__ void one(int64_t i) const { out[i] = to_bf16(f(load1(gate + i), load1(up + i))); }
+  __device__ void one(int64_t i) const { out[i] = to_bf16(silu_f(gate[i]) * up[i]); }
   __device__ void four(int64_t i) const {
     const float4 g = load4(gate + i), u = load4(up + i);
-    store4(out, i, f(g.x, u.x), f(g.y, u.y), f(g.z, u.z), f(g.w, u.w));
-  }
-};
-template <class In>
-struct silu_mul_rows {
-  const In* gate;
-  const In* up;
-  int64_t ld;
-  bf16* out;
-  int64_t ldo;
-  __device__ silu_mul_op<In> at(int64_t row) const {
-    return {gate + row * ld, up + row * ld, out + row * ldo};
+    store4(out, i, silu_f(g.x) * u.x, silu_f(g.y) * u.y, silu_f(g.z) * u.z, silu_f(g.w) * u.w);
   }
 };
 
-// A row-wise op over [rows, cols]: blockIdx.y is the row, four values per thread when vectorized.
-template <class Rows>
-__global__ void rows_kernel(Rows rows, int64_t cols, bool vectorized) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const auto op = rows.at(blockIdx.y);
+// silu_mul_op over strided rows: blockIdx.y is the row.
+__global__ void silu_mul_rows_kernel(const float* gate, const float* up, int64_t ld, bf16* out,
+                                     int64_t cols, bool vectorized) {
+  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const silu_mul_op op{gate + row * ld, up + row * ld, out + row * cols};
+  if (!vectorized) {
+    if (i < cols) op.one(i);
+  } else if (4 * i < cols) {
+    op.four(4 * i);
+  }
+}
+
+// gelu_op over rows (input rows `cols` apart, output rows ldo apart): blockIdx.y is the row.
+template <bool erf_form>
+__global__ void gelu_rows_kernel(const float* in, int64_t cols, bf16* out, int64_t ldo,
+                                 bool vectorized) {
+  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const gelu_op<erf_form> op{in + row * cols, out + row * ldo};
   if (!vectorized) {
     if (i < cols) op.one(i);
   } else if (4 * i < cols) {
@@ -118,37 +93,6 @@ bool aligned_for_four(std::initializer_list<const void*> operands) {
   for (const void* p : operands)
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
-}
-
-// Vectorized loads need 16 bytes (fp32) or 8 (bf16) of alignment: four values from an aligned
-// base at a column multiple of four, rows a multiple of four values apart.
-template <class T>
-bool aligned_rows(const T* p, int64_t ld) {
-  return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(T)) == 0 && ld % 4 == 0;
-}
-
-template <class Rows>
-void launch_rows(Rows rows, int64_t count, int64_t cols, bool vectorized, cudaStream_t stream) {
-  const dim3 grid(blocks_for(vectorized ? cols / 4 : cols, threads), unsigned(count));
-  rows_kernel<<<grid, threads, 0, stream>>>(rows, cols, vectorized);
-}
-
-template <class In>
-void launch_gelu(const In* in, int64_t ldi, int64_t rows, int64_t cols, bf16* out, int64_t ldo,
-                 gelu_kind kind, cudaStream_t stream) {
-  const bool vectorized = cols % 4 == 0 && aligned_rows(in, ldi) && aligned_rows(out, ldo);
-  if (kind == gelu_kind::erf)
-    launch_rows(unary_rows<unary::gelu_erf, In>{in, ldi, out, ldo}, rows, cols, vectorized, stream);
-  else
-    launch_rows(unary_rows<unary::gelu_tanh, In>{in, ldi, out, ldo}, rows, cols, vectorized, stream);
-}
-
-template <class In>
-void launch_silu_mul(const In* gate, const In* up, int64_t ld, bf16* out, int64_t rows,
-                     int64_t cols, cudaStream_t stream) {
-  const bool vectorized = cols % 4 == 0 && aligned_rows(gate, ld) && aligned_rows(up, ld) &&
-                          aligned_rows(out, cols);
-  launch_rows(silu_mul_rows<In>{gate, up, ld, out, cols}, rows, cols, vectorized, stream);
 }
 
 template <class Op>
@@ -191,26 +135,25 @@ void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bi
   check_launch("add_bias");
 }
 
-void f32_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, int64_t ldo,
-                      cudaStream_t stream) {
+void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, int64_t ldo,
+                       gelu_kind kind, cudaStream_t stream) {
   if (rows * cols == 0) return;
-  const bool vectorized = cols % 4 == 0 && aligned_rows(in, cols) && aligned_rows(out, ldo);
-  launch_rows(unary_rows<unary::identity, float>{in, cols, out, ldo}, rows, cols, vectorized,
-              stream);
-  check_launch("f32_rows_to_bf16");
+  const bool vectorized = cols % 4 == 0 && ldo % 4 == 0 && aligned_for_four({in, out});
+  const dim3 grid(blocks_for(vectorized ? cols / 4 : cols, threads), unsigned(rows));
+  if (kind == gelu_kind::erf)
+    gelu_rows_kernel<true><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+  else
+    gelu_rows_kernel<false><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+  check_launch("gelu_rows_to_bf16");
 }
 
-void gelu_rows_in_place(bf16* x, int64_t rows, int64_t cols, int64_t ld, gelu_kind kind,
-                        cudaStream_t stream) {
-  if (rows * cols == 0) return;
-  launch_gelu<bf16>(x, ld, rows, cols, x, ld, kind, stream);
-  check_launch("gelu_rows_in_place");
-}
-
-void silu_mul_to_bf16(const bf16* gate, const bf16* up, int64_t ld, bf16* out, int64_t rows,
+void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,
                       int64_t cols, cudaStream_t stream) {
   if (rows * cols == 0) return;
-  launch_silu_mul(gate, up, ld, out, rows, cols, stream);
+  const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
+  const int64_t items = vectorized ? cols / 4 : cols;
+  silu_mul_rows_kernel<<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
+      gate, up, ld, out, cols, vectorized);
   check_launch("silu_mul_to_bf16");
 }
 

@@ -15,21 +15,16 @@ void f32_to_bf16(const float* in, __nv_bfloat16* out, int64_t n, cudaStream_t st
 void add_bias(float* y, int64_t rows, int64_t cols, int64_t ldy, const float* bias,
               cudaStream_t stream);
 
-// out[r * ldo + c] = bf16(in[r * cols + c]) for [rows, cols].
-void f32_rows_to_bf16(const float* in, int64_t rows, int64_t cols, __nv_bfloat16* out,
-                      int64_t ldo, cudaStream_t stream);
-
-// x[r * ld + c] = bf16(act(x[r * ld + c])) for [rows, cols] of bf16 in fp32: tanh-GELU (vision
-// blocks) or erf-GELU (merger).
+// out[r * ldo + c] = bf16(act(in[r * cols + c])) for [rows, cols]: tanh-GELU (vision blocks) or
+// erf-GELU (merger).
 enum class gelu_kind { tanh, erf };
-void gelu_rows_in_place(__nv_bfloat16* x, int64_t rows, int64_t cols, int64_t ld, gelu_kind kind,
-                        cudaStream_t stream);
+void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, __nv_bfloat16* out,
+                       int64_t ldo, gelu_kind kind, cudaStream_t stream);
 
-// out[r, c] = bf16(SiLU(gate[r * ld + c]) * up[r * ld + c]) for [rows, cols] (SwiGLU) in fp32,
-// from bf16 products; ld = cols for whole buffers, 2 * cols for the halves of a fused gate/up
-// product (up = gate + cols).
-void silu_mul_to_bf16(const __nv_bfloat16* gate, const __nv_bfloat16* up, int64_t ld,
-                      __nv_bfloat16* out, int64_t rows, int64_t cols, cudaStream_t stream);
+// out[r, c] = bf16(SiLU(gate[r * ld + c]) * up[r * ld + c]) for [rows, cols] (SwiGLU); ld = cols
+// for whole buffers, 2 * cols for the halves of a fused gate/up product (up = gate + cols).
+void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, __nv_bfloat16* out,
+                      int64_t rows, int64_t cols, cudaStream_t stream);
 
 // Output gate of full attention: out[t, h*D + d] = bf16(attended[t, h*D + d] *
 // sigmoid(qg[t, h*2D + D + d])), the gate read from the interleaved q_proj output.

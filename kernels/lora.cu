@@ -54,12 +54,7 @@ __global__ void __launch_bounds__(up_threads)
   const int rows = int(min(int64_t(up_rows), m - row0));
   float before[up_rows];  // y of every row, loaded together rather than one latency per row
 #pragma unroll
-  for (int r = 0; r < up_rows; ++r) {
-    if constexpr (E == lora_epilogue::add_bf16)
-      before[r] = r < rows ? to_float(out_bf16[(row0 + r) * ldy + col]) : 0.0f;
-    else
-      before[r] = r < rows ? y[(row0 + r) * ldy + col] : 0.0f;
-  }
+  for (int r = 0; r < up_rows; ++r) before[r] = r < rows ? y[(row0 + r) * ldy + col] : 0.0f;
 #pragma unroll
   for (int r = 0; r < up_rows; ++r) {
     if (r >= rows) break;
@@ -76,8 +71,6 @@ __global__ void __launch_bounds__(up_threads)
     const float value = before[r] + sum * scale;
     if constexpr (E == lora_epilogue::add)
       y[row * ldy + col] = value;
-    else if constexpr (E == lora_epilogue::add_bf16)
-      out_bf16[row * ldy + col] = to_bf16(value);
     else if constexpr (E == lora_epilogue::gelu_tanh)
       out_bf16[row * out + col] = to_bf16(gelu_tanh_f(value));
     else
@@ -93,10 +86,6 @@ void launch_up(const float* parts, int64_t ldp, int64_t m, const float* b, int64
   switch (epilogue) {
     case lora_epilogue::add:
       lora_up_kernel<RANK, lora_epilogue::add>
-          <<<grid, up_threads, 0, stream>>>(parts, ldp, m, b, out, scale, y, ldy, out_bf16);
-      break;
-    case lora_epilogue::add_bf16:
-      lora_up_kernel<RANK, lora_epilogue::add_bf16>
           <<<grid, up_threads, 0, stream>>>(parts, ldp, m, b, out, scale, y, ldy, out_bf16);
       break;
     case lora_epilogue::gelu_tanh:

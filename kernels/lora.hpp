@@ -23,8 +23,6 @@ void lora_split(const float* a, int64_t rows, int64_t cols, __nv_bfloat16* split
 // (row stride ldp), i.e. the product of x with the split A.
 enum class lora_epilogue {
   add,        // y (fp32, row stride ldy) += delta
-  add_bf16,   // out_bf16 (row stride ldy) = bf16(out_bf16 + delta): the reference's one rounding
-              // of the LoRA sum onto the rounded base product (y unused)
   gelu_tanh,  // out[m, out] = bf16(gelu_tanh(y + delta)), y read only
   gelu_erf,   // out[m, out] = bf16(gelu_erf(y + delta))
 };

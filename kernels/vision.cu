@@ -37,28 +37,46 @@ __global__ void position_kernel(float* x, int64_t hidden, const bf16* table, con
   x[n * hidden + d] += sum;
 }
 
-// In place on a bf16 qkv [patches, 3 hidden]: a thread takes four low columns d..d+3 (d < half)
-// of one q or k head and their partners d+half.., reading all eight before writing them back
-// rotated (fp32 math, one rounding); v is not touched.
-__global__ void vision_rotary_in_place_kernel(bf16* qkv, int hidden, int head_dim,
-                                              const float* cos, const float* sin, bool quads) {
-  const int half = head_dim / 2, per = quads ? 4 : 1;
-  const int item = int(blockIdx.y * blockDim.x + threadIdx.x);  // over 2 hidden / 2 low columns
-  if (item * per >= hidden) return;
-  const int low_index = item * per, head = low_index / half, d = low_index % half;
-  const int64_t n = blockIdx.x, base = n * 3 * hidden + int64_t(head) * head_dim + d;
-  const float* c = cos + n * half + d;
-  const float* s = sin + n * half + d;
-  float lo[4], hi[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (j < per) lo[j] = to_float(qkv[base + j]), hi[j] = to_float(qkv[base + half + j]);
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (j < per) {
-      qkv[base + j] = to_bf16(lo[j] * c[j] - hi[j] * s[j]);
-      qkv[base + half + j] = to_bf16(hi[j] * c[j] + lo[j] * s[j]);
-    }
+__global__ void vision_rotary_kernel(const float* qkv, int64_t hidden, int head_dim,
+                                     const float* cos, const float* sin, bf16* out) {
+  const int64_t width = 3 * hidden, n = blockIdx.x;
+  const int column = int(blockIdx.y * blockDim.x + threadIdx.x);
+  if (column >= width) return;
+  const int64_t i = n * width + column;
+  if (column >= 2 * hidden) {  // v
+    out[i] = to_bf16(qkv[i]);
+    return;
+  }
+  const int half = head_dim / 2, d = column % head_dim;
+  const int slot = d < half ? d : d - half;
+  const float c = cos[n * half + slot], s = sin[n * half + slot];
+  const float value = d < half ? qkv[i] * c - qkv[i + half] * s : qkv[i] * c + qkv[i - half] * s;
+  out[i] = to_bf16(value);
+}
+
+// Four consecutive columns per thread (float4 loads, one 8-byte store); needs hidden and half a
+// head multiples of 4.
+__global__ void vision_rotary_quad_kernel(const float* qkv, int hidden, int head_dim,
+                                          const float* cos, const float* sin, bf16* out) {
+  const int width = 3 * hidden, column = 4 * int(blockIdx.y * blockDim.x + threadIdx.x);
+  if (column >= width) return;
+  const int64_t n = blockIdx.x, i = n * width + column;
+  const float4 x = *reinterpret_cast<const float4*>(qkv + i);
+  float4 value = x;
+  if (column < 2 * hidden) {  // q or k: rotate half
+    const int half = head_dim / 2, d = column % head_dim;
+    const bool low = d < half;
+    const int slot = low ? d : d - half;
+    const float4 partner = *reinterpret_cast<const float4*>(qkv + (low ? i + half : i - half));
+    const float4 c = *reinterpret_cast<const float4*>(cos + n * half + slot);
+    const float4 s = *reinterpret_cast<const float4*>(sin + n * half + slot);
+    const float sign = low ? -1.0f : 1.0f;  // low: x c - x[d + half] s; high: x c + x[d - half] s
+    value = make_float4(x.x * c.x + sign * (partner.x * s.x), x.y * c.y + sign * (partner.y * s.y),
+                        x.z * c.z + sign * (partner.z * s.z), x.w * c.w + sign * (partner.w * s.w));
+  }
+  __nv_bfloat162 pair[2] = {__floats2bfloat162_rn(value.x, value.y),
+                            __floats2bfloat162_rn(value.z, value.w)};
+  *reinterpret_cast<uint2*>(out + i) = *reinterpret_cast<const uint2*>(pair);
 }
 
 }  // namespace
@@ -81,14 +99,22 @@ void add_position_embedding(float* x, int64_t patches, int64_t hidden, const bf1
   check_launch("add_position_embedding");
 }
 
-void vision_rotary_in_place(bf16* qkv, int64_t patches, int64_t hidden, int64_t head_dim,
-                            const float* cos, const float* sin, cudaStream_t stream) {
+void vision_rotary_to_bf16(const float* qkv, int64_t patches, int64_t hidden, int64_t head_dim,
+                           const float* cos, const float* sin, bf16* out, cudaStream_t stream) {
   if (patches == 0) return;
-  const bool quads = (head_dim / 2) % 4 == 0;
-  const int64_t items = quads ? hidden / 4 : hidden;  // q and k: 2 hidden columns, half of them low
-  vision_rotary_in_place_kernel<<<dim3(unsigned(patches), blocks_for(items, threads)), threads, 0,
-                                  stream>>>(qkv, int(hidden), int(head_dim), cos, sin, quads);
-  check_launch("vision_rotary_in_place");
+  const bool quads = hidden % 4 == 0 && head_dim % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(out) % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(cos) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(sin) % 16 == 0;
+  if (quads)
+    vision_rotary_quad_kernel<<<dim3(unsigned(patches), blocks_for(3 * hidden / 4, threads)),
+                                threads, 0, stream>>>(qkv, int(hidden), int(head_dim), cos, sin,
+                                                      out);
+  else
+    vision_rotary_kernel<<<dim3(unsigned(patches), blocks_for(3 * hidden, threads)), threads, 0,
+                           stream>>>(qkv, hidden, int(head_dim), cos, sin, out);
+  check_launch("vision_rotary_to_bf16");
 }
 
 }  // namespace cua_s1::kernels

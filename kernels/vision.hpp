@@ -28,10 +28,10 @@ void add_position_embedding(float* x, int64_t patches, int64_t hidden,
                             const __nv_bfloat16* table, const int32_t* rows,
                             const float* weights, cudaStream_t stream);
 
-// In place on a bf16 qkv [patches, 3 * hidden] (the product rounded once, as the reference's):
-// rotate-half with fp32 cos/sin [patches, head_dim / 2] applied in fp32 to every head of the q
-// and k thirds, rounded again; v untouched.
-void vision_rotary_in_place(__nv_bfloat16* qkv, int64_t patches, int64_t hidden, int64_t head_dim,
-                            const float* cos, const float* sin, cudaStream_t stream);
+// qkv [patches, 3 * hidden] fp32 -> bf16, with rotate-half (fp32 cos/sin [patches, head_dim / 2])
+// applied to every head of the q and k thirds; v is copied.
+void vision_rotary_to_bf16(const float* qkv, int64_t patches, int64_t hidden, int64_t head_dim,
+                           const float* cos, const float* sin, __nv_bfloat16* out,
+                           cudaStream_t stream);
 
 }  // namespace cua_s1::kernels

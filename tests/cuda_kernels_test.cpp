@@ -368,8 +368,6 @@ void check_linear_with_lora(const std::vector<float>& x, const std::vector<float
   layer.out = out;
   layer.in = in;
   layer.bias = dbias.get();
-  const auto dbias_bf16 = to_device_bf16(bias);  // the epilogue of products rounded to bf16
-  layer.bias_bf16 = dbias_bf16.get();
   layer.lora = {da.get(), split.get(), db.get(), rank, scale};
   if (folded) {
     layer.folded = 3 * rank;
@@ -412,27 +410,15 @@ void check_linear_with_lora(const std::vector<float>& x, const std::vector<float
                        : 0.5 * v * (1 + std::erf(v * 0.7071067811865476));
     });
   }
-  // The product rounded to bf16 (the LoRA added and rounded again where it is unfolded), rows
-  // ldo apart.
-  gpu::device_buffer<__nv_bfloat16> rounded(size_t(m * ldo), stream);
-  ctx.linear_bf16(layer, dx.get(), m, rounded.get(), ldo);
-  const auto rounded_rows = download(rounded.get(), rounded.size(), stream);
-  std::vector<float> rounded_values;
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < out; ++c)
-      rounded_values.push_back(__bfloat162float(rounded_rows[size_t(r * ldo + c)]));
-  const double bf16_error =
-      relative_error(rounded_values, [&](size_t i) { return expected[i]; });
   BOOST_TEST_MESSAGE(what << (folded ? " (folded)" : "") << ": relative error " << plain
-                          << ", accumulated " << accumulated << ", to bf16 " << bf16_error
-                          << ", tanh-GELU " << gelu_error[1] << ", erf-GELU " << gelu_error[0]);
-  BOOST_TEST(bf16_error <= 8e-3);  // at most two bf16 roundings of the output
+                          << ", accumulated " << accumulated << ", tanh-GELU " << gelu_error[1]
+                          << ", erf-GELU " << gelu_error[0]);
   // Unfolded: fp32 accuracy. Folded: the LoRA branch at about 16 bits (each of its products off
   // by up to ~2^-15 = 3e-5).
   const double bound = folded ? 1e-4 : 1e-5;
   BOOST_TEST(plain <= bound);
   BOOST_TEST(accumulated <= bound);
-  BOOST_TEST(gelu_error[1] <= 8e-3);  // bf16 roundings of the product and the output
+  BOOST_TEST(gelu_error[1] <= 8e-3);  // one bf16 rounding of the output
   BOOST_TEST(gelu_error[0] <= 8e-3);
 }
 

@@ -124,7 +124,7 @@ device_linear place_weight(arena_plan& plan, const linear_weights& layer, int64_
 // The bias and LoRA tensors of `layer` into `out`. `split`: also reserve A's bf16 split (the
 // layer will run its LoRA branch unmerged).
 void place_extras(arena_plan& plan, const linear_weights& layer, bool split, device_linear& out) {
-  if (layer.bias) out.bias = plan.floats(*layer.bias), out.bias_bf16 = plan.matrix(*layer.bias);
+  if (layer.bias) out.bias = plan.floats(*layer.bias);
   if (layer.lora) {
     out.lora.a = plan.floats(layer.lora->a);
     out.lora.b = plan.floats(layer.lora->b);
@@ -189,7 +189,6 @@ device_norm place_norm(arena_plan& plan, const norm_weights& norm) {
 void relocate(device_linear& layer, char* base) {
   relocate(layer.weight, base);
   relocate(layer.bias, base);
-  relocate(layer.bias_bf16, base);
   relocate(layer.lora.a, base);
   relocate(layer.lora.a_split, base);
   relocate(layer.lora.b, base);

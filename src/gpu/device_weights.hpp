@@ -27,7 +27,6 @@ struct device_linear {
   const bf16* weight = nullptr;  // [out, in + folded]
   int64_t out = 0, in = 0;
   const float* bias = nullptr;  // [out] or null
-  const bf16* bias_bf16 = nullptr;  // the same values in bf16 (for products rounded to bf16)
   device_lora lora;             // rank 0 when the layer has none
   // 3 * rank when the LoRA up projection is folded into the product (kernels/lora.hpp
   // lora_fold_weight): the weight's rows, and its input's, have that many extra columns.

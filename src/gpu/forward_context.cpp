@@ -37,16 +37,6 @@ void forward_context::linear(const device_linear& layer, const bf16* x, int64_t 
                    layer.lora.scale, kernels::lora_epilogue::add, y, ldy, nullptr, stream);
 }
 
-void forward_context::linear_bf16(const device_linear& layer, const bf16* x, int64_t m, bf16* y,
-                                  int64_t ldy) const {
-  gemm->linear_bf16(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y,
-                    ldy, stream, layer.bias, layer.bias_bf16);
-  if (!layer.lora.rank || layer.folded) return;
-  const device_buffer<float> parts = lora_parts(layer, x, m);
-  kernels::lora_up(parts.get(), 3 * layer.lora.rank, m, layer.lora.rank, layer.lora.b, layer.out,
-                   layer.lora.scale, kernels::lora_epilogue::add_bf16, nullptr, ldy, y, stream);
-}
-
 void forward_context::stacked_linear(const device_linear& stacked,
                                      std::initializer_list<const device_linear*> parts,
                                      const bf16* x, int64_t m, float* y) const {
@@ -67,16 +57,15 @@ void forward_context::stacked_linear(const device_linear& stacked,
 void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
                                   bool tanh_approximation, int64_t ldo) const {
   if (ldo == 0) ldo = layer.out;
-  const kernels::gelu_kind kind =
-      tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf;
-  if (!layer.lora.rank || layer.folded) {
-    linear_bf16(layer, x, m, out, ldo);
-    kernels::gelu_rows_in_place(out, m, layer.out, ldo, kind, stream);
-    return;
-  }
   device_buffer<float> y(size_t(m * layer.out), stream);
   gemm->linear(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y.get(),
                layer.out, false, stream, layer.bias);
+  if (!layer.lora.rank || layer.folded) {
+    kernels::gelu_rows_to_bf16(y.get(), m, layer.out, out, ldo,
+                               tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf,
+                               stream);
+    return;
+  }
   if (ldo != layer.out)
     throw std::logic_error("linear_gelu: an unfolded LoRA writes whole rows (ldo = out)");
   const device_buffer<float> parts = lora_parts(layer, x, m);

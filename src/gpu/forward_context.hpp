@@ -37,11 +37,6 @@ struct forward_context {
   void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
               bool accumulate) const;
 
-  // y[m, out] (ldy) = bf16(x W^T + bias), then + LoRA rounded once more where the LoRA is
-  // unmerged and unfolded (the reference's rounding points); a folded LoRA rides in the product.
-  void linear_bf16(const device_linear& layer, const bf16* x, int64_t m, bf16* y,
-                   int64_t ldy) const;
-
   // For a folded layer (device_linear::folded): the LoRA down projection of x [m, in] into x's
   // extra columns, which the layer's product then reads. Nothing for other layers.
   void fill_lora_columns(const device_linear& layer, bf16* x, int64_t m) const;
@@ -55,8 +50,7 @@ struct forward_context {
 
   // out[m, out] = bf16(GELU(x W^T + bias + LoRA)), out's rows ldo apart (0: out; an unmerged,
   // unfolded LoRA needs that): the fp32 sum is read once by the LoRA up projection, which
-  // applies the GELU (merger fc1); without that branch (vision MLP fc1, folded) the product is
-  // rounded to bf16 into `out` and the GELU runs there in place (the reference's roundings).
+  // applies the GELU, or by the GELU (vision MLP and merger fc1).
   void linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
                    bool tanh_approximation, int64_t ldo = 0) const;
 

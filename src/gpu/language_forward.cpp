@@ -211,10 +211,9 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
              const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t inner = config.intermediate_size;
-  // row t: [gate_t | up_t], each rounded to bf16 as the reference's products
-  device_buffer<bf16> gate_up(size_t(tokens * 2 * inner), s);
-  ctx.linear_bf16(layer.gate_proj, x, tokens, gate_up.get(), 2 * inner);
-  ctx.linear_bf16(layer.up_proj, x, tokens, gate_up.get() + inner, 2 * inner);
+  device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);  // row t: [gate_t | up_t]
+  ctx.linear(layer.gate_proj, x, tokens, gate_up.get(), 2 * inner, false);
+  ctx.linear(layer.up_proj, x, tokens, gate_up.get() + inner, 2 * inner, false);
   device_buffer<bf16> product(size_t(tokens * inner), s);
   kernels::silu_mul_to_bf16(gate_up.get(), gate_up.get() + inner, 2 * inner, product.get(), tokens,
                             inner, s);

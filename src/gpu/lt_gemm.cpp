@@ -1,12 +1,9 @@
 // cuBLASLt plans: the row-major product C = A op(B) is run as the column-major C^T = op(B)^T A^T.
 #include "gpu/lt_gemm.hpp"
 
-#include <stdexcept>
 #include <string>
 
-#include "common/json_log.hpp"
 #include "gpu/cuda_check.hpp"
-#include "gpu/device_buffer.hpp"
 #include "kernels/elementwise.hpp"
 
 namespace cua_s1::gpu {
@@ -59,13 +56,11 @@ lt_gemm::~lt_gemm() {
 const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   const int align_a = alignment_of(call.a, (call.lda | call.stride_a) * 2);
   const int align_b = alignment_of(call.b, (call.ldb | call.stride_b) * 2);
-  const bool bf16_out = call.c_bf16 != nullptr;
-  const int align_c = bf16_out ? alignment_of(call.c_bf16, (call.ldc | call.stride_c) * 2)
-                               : alignment_of(call.c, (call.ldc | call.stride_c) * 4);
+  const int align_c = alignment_of(call.c, (call.ldc | call.stride_c) * 4);
   const key id{call.m,        call.n,        call.k,        call.lda,     call.ldb,
                call.ldc,      call.b_transposed, call.batch, call.stride_a, call.stride_b,
                call.stride_c, align_a,       align_b,       align_c,      call.beta != 0.0f,
-               call.bias != nullptr || call.bias_bf16 != nullptr, bf16_out};
+               call.bias != nullptr};
   auto found = plans_.find(id);
   if (found != plans_.end()) return *found->second;
 
@@ -87,8 +82,7 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
                "cublasLtMatrixLayoutCreate(B)");
   check_cublas(cublasLtMatrixLayoutCreate(&p->second, CUDA_R_16BF, call.k, call.m, call.lda),
                "cublasLtMatrixLayoutCreate(A)");
-  check_cublas(cublasLtMatrixLayoutCreate(&p->out, bf16_out ? CUDA_R_16BF : CUDA_R_32F, call.n,
-                                          call.m, call.ldc),
+  check_cublas(cublasLtMatrixLayoutCreate(&p->out, CUDA_R_32F, call.n, call.m, call.ldc),
                "cublasLtMatrixLayoutCreate(C)");
   set_layout_batch(p->first, call.batch, call.stride_b);
   set_layout_batch(p->second, call.batch, call.stride_a);
@@ -118,16 +112,12 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   };
   cublasLtMatmulHeuristicResult_t result{};
   bool have_algorithm = false;
-  if (call.bias || call.bias_bf16) {  // the bias runs along C's rows here: n values of C's type
+  if (call.bias) {  // the bias vector runs along C's rows here: n values, fp32 like C
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                                 sizeof epilogue),
                  "cublasLtMatmulDescSetAttribute(EPILOGUE)");
-    try {
-      have_algorithm = p->bias_epilogue = heuristic(result);
-    } catch (const cuda_error&) {  // the library refuses the combination: no bias epilogue
-      have_algorithm = p->bias_epilogue = false;
-    }
+    have_algorithm = p->bias_epilogue = heuristic(result);
     if (!have_algorithm) {
       const cublasLtEpilogue_t plain = CUBLASLT_EPILOGUE_DEFAULT;
       check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &plain,
@@ -146,23 +136,17 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
 
 bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
   if (call.m == 0 || call.n == 0) return true;
-  if (call.c_bf16 && (call.c || call.beta != 0.0f || call.bias))
-    throw std::logic_error("lt_gemm: a bf16 C takes no fp32 C, beta or fp32 bias");
-  if (!call.c_bf16 && call.bias_bf16) throw std::logic_error("lt_gemm: a bf16 bias needs a bf16 C");
   const plan& p = plan_for(call);
-  void* c = call.c_bf16 ? static_cast<void*>(call.c_bf16) : static_cast<void*>(call.c);
-  const void* bias = call.c_bf16 ? static_cast<const void*>(call.bias_bf16)
-                                 : static_cast<const void*>(call.bias);
   if (p.bias_epilogue)
-    check_cublas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                sizeof bias),
+    check_cublas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &call.bias, sizeof call.bias),
                  "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   // C^T[n, m] = op(B)^T[n, k] A^T[k, m] in column-major terms.
   check_cublas(cublasLtMatmul(handle_, p.desc, &call.alpha, call.b, p.first, call.a, p.second,
-                              &call.beta, c, p.out, c, p.out, &p.algo, workspace_,
+                              &call.beta, call.c, p.out, call.c, p.out, &p.algo, workspace_,
                               workspace_bytes_, stream),
                "cublasLtMatmul");
-  return p.bias_epilogue || !bias;
+  return p.bias_epilogue || !call.bias;
 }
 
 void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
@@ -182,44 +166,6 @@ void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
   call.beta = accumulate ? 1.0f : 0.0f;
   call.bias = bias;
   if (!run(call, stream)) kernels::add_bias(y, m, n, ldy, bias, stream);
-}
-
-void lt_gemm::linear_bf16(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
-                          const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y, int64_t ldy,
-                          cudaStream_t stream, const float* bias,
-                          const __nv_bfloat16* bias_bf16) {
-  if (!bias != !bias_bf16) throw std::logic_error("lt_gemm::linear_bf16: both biases or neither");
-  gemm_call call;
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.a = x;
-  call.lda = ldx;
-  call.b = weight;
-  call.ldb = k;
-  call.b_transposed = true;
-  call.c_bf16 = y;
-  call.ldc = ldy;
-  call.bias_bf16 = bias_bf16;
-  bool direct = false;
-  try {
-    direct = !bias || plan_for(call).bias_epilogue;
-  } catch (const cuda_error& error) {  // cuBLASLt takes no bf16 C for this shape
-    if (!bf16_refusal_logged_)
-      log_event(log_level::warning, "cublaslt_bf16_output_refused",
-                {{"m", m}, {"n", n}, {"k", k}, {"detail", std::string_view(error.what())},
-                 {"fallback", "fp32 product, then a conversion"}});
-    bf16_refusal_logged_ = true;
-  }
-  if (direct) {
-    (void)run(call, stream);  // the bias, if any, was added in the epilogue
-    return;
-  }
-  // No algorithm writes this bf16 C (with its bias): the fp32 product with the fp32 bias, then one
-  // rounding (a separate bias add on bf16 would round twice).
-  device_buffer<float> wide(size_t(m * n), stream);
-  linear(x, m, k, ldx, weight, n, wide.get(), n, false, stream, bias);
-  kernels::f32_rows_to_bf16(wide.get(), m, n, y, ldy, stream);
 }
 
 }  // namespace cua_s1::gpu

@@ -1,6 +1,6 @@
-// Row-major bf16 x bf16 -> fp32 (or bf16) matrix products through cuBLASLt (fp32 accumulation,
-// no TF32, optional fp32 bias in the epilogue), with a cache of one heuristic algorithm per shape,
-// so a shape always runs the same algorithm.
+// Row-major bf16 x bf16 -> fp32 matrix products through cuBLASLt (fp32 accumulation, no TF32,
+// optional fp32 bias in the epilogue), with a cache of one heuristic algorithm per shape, so a
+// shape always runs the same algorithm.
 #pragma once
 
 #include <cublasLt.h>
@@ -25,14 +25,10 @@ struct gemm_call {
   int64_t ldb = 0;
   bool b_transposed = true;
   float* c = nullptr;
-  // Instead of c: a bf16 C (the fp32 result, bias included, rounded once; beta must be 0).
-  __nv_bfloat16* c_bf16 = nullptr;
   int64_t ldc = 0;
   float alpha = 1.0f, beta = 0.0f;
-  // C[i, j] += bias[j] in the epilogue, after the product and beta C (fp32, n values; bf16
-  // values for a bf16 C, bias_bf16).
+  // C[i, j] += bias[j] in the epilogue, after the product and beta C (fp32, n values).
   const float* bias = nullptr;
-  const __nv_bfloat16* bias_bf16 = nullptr;
   int32_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
@@ -54,27 +50,18 @@ class lt_gemm {
               const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
               cudaStream_t stream, const float* bias = nullptr);
 
-  // y[m, n] (ldy) = bf16(x[m, k] (ldx) W[n, k]^T + bias): one rounding, the bias (bf16 values,
-  // `bias_bf16`) in the epilogue, or, where no algorithm takes it, through an fp32 product with
-  // the fp32 `bias` and a conversion. Both biases or neither.
-  void linear_bf16(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
-                   const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y, int64_t ldy,
-                   cudaStream_t stream, const float* bias = nullptr,
-                   const __nv_bfloat16* bias_bf16 = nullptr);
-
   size_t plans() const { return plans_.size(); }
 
  private:
   struct plan;
   using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
-                         int64_t, int64_t, int64_t, int, int, int, bool, bool, bool>;
+                         int64_t, int64_t, int64_t, int, int, int, bool, bool>;
   const plan& plan_for(const gemm_call& call);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_;
   std::map<key, std::unique_ptr<plan>> plans_;
-  bool bf16_refusal_logged_ = false;
 };
 
 }  // namespace cua_s1::gpu

@@ -26,11 +26,11 @@ void run_block(const forward_context& ctx, const vision_config& config,
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm1.weight, block.norm1.bias, layer_norm_eps,
                               normed.get(), s);
   {
-    // qkv rounded to bf16 by the product (the reference's rounding), q and k rotated in place.
+    device_buffer<float> qkv(size_t(n * 3 * hidden), s);
+    ctx.linear(block.qkv, normed.get(), n, qkv.get(), 3 * hidden, false);
     device_buffer<bf16> qkv_rotated(size_t(n * 3 * hidden), s);
-    ctx.linear_bf16(block.qkv, normed.get(), n, qkv_rotated.get(), 3 * hidden);
-    kernels::vision_rotary_in_place(qkv_rotated.get(), n, hidden, config.head_dim(),
-                                    plan.cos.get(), plan.sin.get(), s);
+    kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), plan.cos.get(),
+                                   plan.sin.get(), qkv_rotated.get(), s);
     kernels::attention_problem problem;
     problem.q = qkv_rotated.get();
     problem.k = qkv_rotated.get() + hidden;
