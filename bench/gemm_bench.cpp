@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,9 +14,12 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/lt_gemm.hpp"
+#include "gpu_timing.hpp"
 
 namespace {
 
+using cua_s1::bench::random_bf16;
+using cua_s1::bench::time_ms;
 using cua_s1::gpu::check_cuda;
 
 struct shape {
@@ -36,37 +38,6 @@ const std::vector<shape> shapes = {
     {"attention q, k, v", {8192, 1024, 1024}, 2560},
     {"attention out", {2560}, 4096},
 };
-
-// Mean milliseconds of `iterations` calls of `work` on `stream`, after two warm-ups.
-template <class Work>
-double time_ms(cudaStream_t stream, int iterations, Work work) {
-  for (int i = 0; i < 2; ++i) work();
-  cudaEvent_t start, stop;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-  for (int i = 0; i < iterations; ++i) work();
-  check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-  check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / iterations;
-}
-
-// A device buffer of `count` random bf16 values in [-1, 1).
-__nv_bfloat16* random_bf16(size_t count) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<__nv_bfloat16> host(count);
-  for (auto& v : host) v = __float2bfloat16(value(rng));
-  __nv_bfloat16* device = nullptr;
-  check_cuda(cudaMalloc(&device, count * sizeof(__nv_bfloat16)), "cudaMalloc");
-  check_cuda(cudaMemcpy(device, host.data(), count * sizeof(__nv_bfloat16), cudaMemcpyHostToDevice),
-             "cudaMemcpy");
-  return device;
-}
 
 }  // namespace
 

@@ -6,8 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/attention_common.cuh"
 #include "kernels/common.cuh"
 #include "kernels/flash_attention.hpp"
+#include "kernels/flash_attention_wgmma.hpp"
 
 namespace cua_s1::kernels {
 namespace {
@@ -16,20 +18,10 @@ constexpr int warps_per_block = 4;
 constexpr int block_threads = warps_per_block * 32;
 constexpr int row_pad = 8;  // bf16 elements: rows 16 bytes apart mod 128, conflict-free ldmatrix
 
-__device__ __forceinline__ uint32_t shared_address(const void* pointer) {
-  return uint32_t(__cvta_generic_to_shared(pointer));
-}
-
-// 16-byte asynchronous global->shared copy to shared address `to`; `valid` false writes zeros.
-__device__ __forceinline__ void copy16(uint32_t to, const void* from, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from),
-               "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void copies_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int pending>
-__device__ __forceinline__ void copies_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-}
+using attention::copies_commit;
+using attention::copies_wait;
+using attention::copy16;
+using attention::shared_address;
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -52,18 +44,6 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint3
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// 2^x on the special-function unit, denormal results flushed to 0 (a probability below 2^-126
-// of the row's largest one).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float low, float high) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-  return *reinterpret_cast<const uint32_t*>(&pair);
-}
 
 // rows x D bf16 of one head, starting at token `first`, into a padded shared tile at shared
 // address `tile`. Tokens from `split` on are stored `skip` rows further on (a run's own keys
@@ -202,13 +182,7 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 2 : 1)
       float alpha[m_tiles][2];
 #pragma unroll
       for (int m = 0; m < m_tiles; ++m) {
-        float tile_max[2] = {-INFINITY, -INFINITY};
-        if (all_visible) {
-#pragma unroll
-          for (int n = 0; n < keys_per_tile / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[m][n][e]);
-        } else {
+        if (!all_visible) {
 #pragma unroll
           for (int n = 0; n < keys_per_tile / 8; ++n)
 #pragma unroll
@@ -217,45 +191,16 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 2 : 1)
               const int64_t row = warp_first_row + m * 16 + group + (e >> 1) * 8;
               const bool visible = key < keys && (!p.causal || key <= offset + row);
               s[m][n][e] = visible ? s[m][n][e] : -INFINITY;
-              tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[m][n][e]);
             }
         }
-        float base[2];  // the running max of the scaled scores
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 1));
-          tile_max[i] = fmaxf(tile_max[i], __shfl_xor_sync(0xffffffffu, tile_max[i], 2));
-          const float new_max = fmaxf(running_max[m][i], tile_max[i] * scale_log2);
-          base[i] = new_max == -INFINITY ? 0.0f : new_max;  // a row that has seen no key yet
-          alpha[m][i] = fast_exp2(running_max[m][i] - base[i]);
-          running_max[m][i] = new_max;
-          running_sum[m][i] *= alpha[m][i];
-        }
-#pragma unroll
-        for (int n = 0; n < keys_per_tile / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            s[m][n][e] = fast_exp2(fmaf(s[m][n][e], scale_log2, -base[e >> 1]));
-            running_sum[m][e >> 1] += s[m][n][e];
-          }
-#pragma unroll
-        for (int d = 0; d < D / 8; ++d) {
-          o[m][d][0] *= alpha[m][0];
-          o[m][d][1] *= alpha[m][0];
-          o[m][d][2] *= alpha[m][1];
-          o[m][d][3] *= alpha[m][1];
-        }
+        attention::softmax_step(s[m], running_max[m], running_sum[m], alpha[m], scale_log2);
+        attention::rescale_rows(o[m], alpha[m]);
       }
 #pragma unroll
       for (int j = 0; j < keys_per_tile / 16; ++j) {
         uint32_t a[m_tiles][4];
 #pragma unroll
-        for (int m = 0; m < m_tiles; ++m) {
-          a[m][0] = pack_bf16(s[m][2 * j][0], s[m][2 * j][1]);
-          a[m][1] = pack_bf16(s[m][2 * j][2], s[m][2 * j][3]);
-          a[m][2] = pack_bf16(s[m][2 * j + 1][0], s[m][2 * j + 1][1]);
-          a[m][3] = pack_bf16(s[m][2 * j + 1][2], s[m][2 * j + 1][3]);
-        }
+        for (int m = 0; m < m_tiles; ++m) attention::probability_fragment(s[m], j, a[m]);
 #pragma unroll
         for (int d = 0; d < D; d += 16) {
           uint32_t b[4];
@@ -272,33 +217,9 @@ __global__ void __launch_bounds__(block_threads, D <= 64 ? 2 : 1)
   }
 
 #pragma unroll
-  for (int m = 0; m < m_tiles; ++m) {
-    float inverse[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float sum = running_sum[m][i];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      inverse[i] = 1.0f / sum;
-    }
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      const int64_t column = int64_t(head) * D + d * 8 + quad * 2;
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int64_t row = warp_first_row + m * 16 + group + i * 8;
-        if (row >= tokens) continue;
-        const float2 value =
-            make_float2(o[m][d][2 * i] * inverse[i], o[m][d][2 * i + 1] * inverse[i]);
-        const int64_t out_row = run_first + row;
-        if (p.out_bf16)
-          *reinterpret_cast<__nv_bfloat162*>(p.out_bf16 + out_row * p.ldo + column) =
-              __float22bfloat162_rn(value);
-        else
-          *reinterpret_cast<float2*>(p.out + out_row * p.ldo + column) = value;
-      }
-    }
-  }
+  for (int m = 0; m < m_tiles; ++m)
+    attention::store_rows<D>(p, o[m], running_sum[m], warp_first_row + m * 16 + group, tokens,
+                             run_first, head);
 }
 
 template <int D, int keys_per_tile, int m_tiles>
@@ -352,7 +273,9 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   if (p.ldq % 8 || p.ldk % 8 || p.ldv % 8 || p.ldo % 2 || !aligned(p.q, 16) ||
       !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8) || !aligned(p.out_bf16, 4))
     throw std::invalid_argument("flash_attention: operands must be 16-byte aligned rows");
-  if (p.head_dim == 64)
+  if (flash_attention_wgmma_applies(p))
+    flash_attention_wgmma(p, stream);
+  else if (p.head_dim == 64)
     launch<64, 64, 2>(p, stream);
   else
     launch<256, 32, 1>(p, stream);

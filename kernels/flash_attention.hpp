@@ -1,7 +1,8 @@
 // Fused scaled dot-product attention (flash-attention style): scores never leave the chip, the
 // softmax is computed online in fp32, P is rounded to bf16 before P V (as the reference's fused
 // kernels do), the output is fp32 or rounded once to bf16. Head dimensions 64 (vision) and 256
-// (text).
+// (text). On Hopper the vision case (head size 64, no causal mask, no prefix) runs on
+// warpgroup MMAs (kernels/flash_attention_wgmma.cu).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -37,6 +38,9 @@ struct attention_problem {
   // run's rows right after the ones before it). Causal query i of a run sees prefix and own
   // keys up to its own position i.
   row_runs runs;
+  // Head size 64 without a causal mask or prefix runs on wgmma on Hopper (sm_90a builds);
+  // true keeps the portable mma.sync kernel there too (tests compare the two).
+  bool portable = false;
 };
 
 // Runs on `stream`. Throws std::invalid_argument for an unsupported head size, q/kv head counts

@@ -1,0 +1,224 @@
+// Flash attention on Hopper warpgroup MMAs (wgmma, sm_90a) for head size 64 without a causal
+// mask: a block of two warpgroups owns 128 queries of one head of one run; each warpgroup keeps
+// its 64 rows' Q fragments (the A operand, in registers), online-softmax state and fp32 output
+// in registers. K/V tiles of 64 keys stream through double-buffered shared memory by cp.async
+// in the 128-byte-swizzled layout wgmma reads (K as the K-major B of S = Q K^T, V as the N-major
+// B of O += P V); P goes from the S accumulators to bf16 A fragments without touching memory.
+// Same arithmetic as the mma.sync kernel: fp32 scores and sums, P rounded to bf16 before P V.
+#include "kernels/flash_attention_wgmma.hpp"
+
+#include "kernels/attention_common.cuh"
+#include "kernels/common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CUA_S1_WGMMA_DEVICE 1
+#endif
+
+namespace cua_s1::kernels {
+namespace {
+
+constexpr int head_dim = 64;  // 128 bytes a row: one swizzle atom wide
+constexpr int warpgroups = 2;
+constexpr int block_threads = warpgroups * 128;
+constexpr int block_queries = warpgroups * 64;
+constexpr int keys_per_tile = 64;
+constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
+constexpr size_t shared_bytes = 4 * tile_bytes + 1024;  // K and V double-buffered; 1 KiB to align
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
+// aligned): a row's chunks are permuted by the row's index mod 8, as wgmma's 128B swizzle reads.
+__device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
+  return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
+}
+
+// Rows [first, first + 64) of one head's keys (or values) into a swizzled tile; rows from
+// `rows` on are zeros.
+__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64_t ld,
+                                          int64_t first, int64_t rows) {
+  const int chunk = int(threadIdx.x & 7);
+#pragma unroll
+  for (int pass = 0; pass < keys_per_tile * 8 / block_threads; ++pass) {
+    const int row = int(threadIdx.x >> 3) + pass * (block_threads / 8);
+    const bool valid = first + row < rows;
+    attention::copy16(tile + swizzled(row, chunk), valid ? head + (first + row) * ld + chunk * 8 : head,
+                      valid);
+  }
+}
+
+#ifdef CUA_S1_WGMMA_DEVICE
+// A shared-memory matrix descriptor: 128B swizzle, 8-row groups 1024 bytes apart. (The leading
+// offset only matters past one 64-element swizzle atom, which these tiles never span.)
+__device__ __forceinline__ uint64_t descriptor(uint32_t address) {
+  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(1024 >> 4) << 16 |
+         uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+// Keeps the compiler from moving uses of the accumulators above the wait.
+__device__ __forceinline__ void settle(float (&d)[8][4]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+}
+
+// d (64 x 64 fp32; this warp's 16 rows) (+)= a (64 x 16 bf16, registers) * b (16 x 64, shared
+// memory). transpose_b 0: b is stored as 64 rows of 16 k (K-major); 1: as 16 rows of 64 (N-major).
+template <int transpose_b>
+__device__ __forceinline__ void wgmma_64x64x16(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b,
+                                               bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)),
+        "n"(transpose_b));
+}
+
+// Lane's two 32-bit pieces (columns 2 quad and 2 quad + 8 of k step kk) of a Q row; zeros past
+// the run's end.
+__device__ __forceinline__ void q_pieces(const bf16* row, bool valid, int kk, int quad,
+                                         uint32_t& low, uint32_t& high) {
+  low = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + quad * 2) : 0u;
+  high = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + 8 + quad * 2) : 0u;
+}
+#endif
+
+__global__ void __launch_bounds__(block_threads, 2)
+    flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
+#ifdef CUA_S1_WGMMA_DEVICE
+  extern __shared__ __align__(1024) unsigned char shared_bytes_[];
+  const uint32_t k_tiles = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
+  const uint32_t v_tiles = k_tiles + 2 * tile_bytes;
+
+  const int head = int(blockIdx.y);
+  const int kv_head = head / int(p.q_heads / p.kv_heads);
+  const int64_t run_first = run_bound(p.runs, int(blockIdx.z));
+  const int64_t tokens = run_bound(p.runs, int(blockIdx.z) + 1) - run_first;
+  const int64_t q0 = int64_t(blockIdx.x) * block_queries;
+  if (q0 >= tokens) return;  // a run shorter than the longest
+  const bf16* k_head = p.k + run_first * p.ldk + kv_head * head_dim;
+  const bf16* v_head = p.v + run_first * p.ldv + kv_head * head_dim;
+  const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
+
+  load_tile(k_tiles, k_head, p.ldk, 0, tokens);
+  load_tile(v_tiles, v_head, p.ldv, 0, tokens);
+  attention::copies_commit();
+
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int group = lane >> 2, quad = lane & 3;
+  // Warp w holds rows 16 w .. 16 w + 15 of the block's (warpgroup w / 4: 64 w / 4 onwards).
+  const int64_t warp_row = q0 + warp * 16;
+  const bool active = q0 + (warp >> 2) * 64 < tokens;  // warpgroup-uniform
+
+  uint32_t qf[4][4];  // A fragments of Q: k step kk, rows group / group + 8, low / high columns
+  const bf16* q_head = p.q + run_first * p.ldq + head * head_dim;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int64_t row = warp_row + group + i * 8;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      q_pieces(q_head + row * p.ldq, row < tokens, kk, quad, qf[kk][i], qf[kk][2 + i]);
+  }
+
+  float o[8][4] = {};
+  float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+  for (int t = 0; t < tiles; ++t) {
+    const uint32_t stage = uint32_t(t & 1) * tile_bytes;
+    if (t + 1 < tiles) {
+      const int64_t first = int64_t(t + 1) * keys_per_tile;
+      load_tile(k_tiles + (tile_bytes - stage), k_head, p.ldk, first, tokens);
+      load_tile(v_tiles + (tile_bytes - stage), v_head, p.ldv, first, tokens);
+      attention::copies_commit();
+      attention::copies_wait<1>();
+    } else {
+      attention::copies_wait<0>();
+    }
+    // The copies were generic-proxy writes; wgmma reads through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (active) {
+      float s[8][4] = {};
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_64x64x16<0>(s, qf[kk], descriptor(k_tiles + stage + kk * 32), kk > 0);
+      wgmma_commit();
+      wgmma_wait_all();
+      settle(s);
+
+      const int64_t key0 = int64_t(t) * keys_per_tile;
+      if (key0 + keys_per_tile > tokens) {  // keys past the run's end: -inf
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (key0 + n * 8 + quad * 2 + (e & 1) >= tokens) s[n][e] = -INFINITY;
+      }
+      float alpha[2];
+      attention::softmax_step(s, running_max, running_sum, alpha, scale_log2);
+      attention::rescale_rows(o, alpha);
+      uint32_t pf[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) attention::probability_fragment(s, j, pf[j]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_64x64x16<1>(o, pf[kk], descriptor(v_tiles + stage + kk * 16 * 128), true);
+      wgmma_commit();
+      wgmma_wait_all();
+      settle(o);
+    }
+    __syncthreads();  // the next iteration's copies overwrite this stage
+  }
+  if (active) attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
+#endif
+}
+
+}  // namespace
+
+bool flash_attention_wgmma_applies(const attention_problem& p) {
+#ifndef CUA_S1_SM90A
+  (void)p;
+  return false;
+#else
+  if (p.portable || p.head_dim != head_dim || p.causal || p.keys != 0) return false;
+  // One answer per process: the backend drives one kind of GPU.
+  static const bool hopper = [] {
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return false;
+    return major == 9 && minor == 0;
+  }();
+  return hopper;
+#endif
+}
+
+void flash_attention_wgmma(const attention_problem& p, cudaStream_t stream) {
+  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
+                  unsigned(p.q_heads), unsigned(p.runs.count));
+  flash_attention_wgmma_kernel<<<grid, block_threads, shared_bytes, stream>>>(
+      p, p.scale * 1.4426950408889634f);
+  check_launch("flash_attention_wgmma");
+}
+
+}  // namespace cua_s1::kernels
