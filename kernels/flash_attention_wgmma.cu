@@ -7,6 +7,8 @@
 // Same arithmetic as the mma.sync kernel: fp32 scores and sums, P rounded to bf16 before P V.
 #include "kernels/flash_attention_wgmma.hpp"
 
+#include <cstdlib>
+
 #include "kernels/attention_common.cuh"
 #include "kernels/common.cuh"
 
@@ -23,7 +25,8 @@ constexpr int block_threads = warpgroups * 128;
 constexpr int block_queries = warpgroups * 64;
 constexpr int keys_per_tile = 64;
 constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
-constexpr size_t shared_bytes = 4 * tile_bytes + 1024;  // K and V double-buffered; 1 KiB to align
+constexpr int stages = 4;  // tiles t - 1 (its P V may still run), t, and t + 1, t + 2 coming
+constexpr size_t shared_bytes = 2 * stages * tile_bytes + 1024;  // 1 KiB to align
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
 // aligned): a row's chunks are permuted by the row's index mod 8, as wgmma's 128B swizzle reads.
@@ -59,8 +62,9 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+template <int pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
 }
 
 // Keeps the compiler from moving uses of the accumulators above the wait.
@@ -99,14 +103,44 @@ __device__ __forceinline__ void q_pieces(const bf16* row, bool valid, int kk, in
   low = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + quad * 2) : 0u;
   high = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + 8 + quad * 2) : 0u;
 }
+
+// Scores of key tile `stage` for this warpgroup's rows: s = Q K^T, issued (not waited for).
+__device__ __forceinline__ void issue_scores(float (&s)[8][4], const uint32_t (&qf)[4][4],
+                                             uint32_t k_tile) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<0>(s, qf[kk], descriptor(k_tile + kk * 32), kk > 0);
+  wgmma_commit();
+}
+
+// o += P V of value tile `v_tile`, issued (not waited for).
+__device__ __forceinline__ void issue_values(float (&o)[8][4], const uint32_t (&pf)[4][4],
+                                             uint32_t v_tile) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<1>(o, pf[kk], descriptor(v_tile + kk * 16 * 128), true);
+  wgmma_commit();
+}
+
+// Scores of keys past the run's end become -inf.
+__device__ __forceinline__ void mask_tail(float (&s)[8][4], int64_t key0, int64_t tokens, int quad) {
+  if (key0 + keys_per_tile <= tokens) return;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (key0 + n * 8 + quad * 2 + (e & 1) >= tokens) s[n][e] = -INFINITY;
+}
 #endif
 
+// overlapped: the scores of tile t are computed while P V of tile t - 1 runs, and the softmax
+// of tile t while that product finishes (FlashAttention-3's intra-warpgroup overlap).
+template <bool overlapped>
 __global__ void __launch_bounds__(block_threads, 2)
     flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
 #ifdef CUA_S1_WGMMA_DEVICE
   extern __shared__ __align__(1024) unsigned char shared_bytes_[];
-  const uint32_t k_tiles = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
-  const uint32_t v_tiles = k_tiles + 2 * tile_bytes;
+  // Stage i: K tile at tiles + 2 i tile_bytes, V tile right after it.
+  const uint32_t tiles_base = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
+  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % stages) * 2 * tile_bytes; };
 
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
@@ -117,10 +151,15 @@ __global__ void __launch_bounds__(block_threads, 2)
   const bf16* k_head = p.k + run_first * p.ldk + kv_head * head_dim;
   const bf16* v_head = p.v + run_first * p.ldv + kv_head * head_dim;
   const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
-
-  load_tile(k_tiles, k_head, p.ldk, 0, tokens);
-  load_tile(v_tiles, v_head, p.ldv, 0, tokens);
-  attention::copies_commit();
+  auto load = [&](int t) {  // tile t's keys and values into its stage, one commit group
+    if (t < tiles) {
+      load_tile(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
+      load_tile(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile, tokens);
+    }
+    attention::copies_commit();
+  };
+  load(0);
+  load(1);
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3;
@@ -140,56 +179,65 @@ __global__ void __launch_bounds__(block_threads, 2)
 
   float o[8][4] = {};
   float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+  uint32_t pf[4][4];  // P of the last tile as A fragments
   for (int t = 0; t < tiles; ++t) {
-    const uint32_t stage = uint32_t(t & 1) * tile_bytes;
-    if (t + 1 < tiles) {
-      const int64_t first = int64_t(t + 1) * keys_per_tile;
-      load_tile(k_tiles + (tile_bytes - stage), k_head, p.ldk, first, tokens);
-      load_tile(v_tiles + (tile_bytes - stage), v_head, p.ldv, first, tokens);
-      attention::copies_commit();
-      attention::copies_wait<1>();
-    } else {
-      attention::copies_wait<0>();
-    }
+    attention::copies_wait<1>();  // tile t is in (t + 1 may still be coming)
     // The copies were generic-proxy writes; wgmma reads through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();
-    if (active) {
-      float s[8][4] = {};
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_64x64x16<0>(s, qf[kk], descriptor(k_tiles + stage + kk * 32), kk > 0);
-      wgmma_commit();
-      wgmma_wait_all();
-      settle(s);
-
-      const int64_t key0 = int64_t(t) * keys_per_tile;
-      if (key0 + keys_per_tile > tokens) {  // keys past the run's end: -inf
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (key0 + n * 8 + quad * 2 + (e & 1) >= tokens) s[n][e] = -INFINITY;
-      }
-      float alpha[2];
-      attention::softmax_step(s, running_max, running_sum, alpha, scale_log2);
-      attention::rescale_rows(o, alpha);
-      uint32_t pf[4][4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) attention::probability_fragment(s, j, pf[j]);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_64x64x16<1>(o, pf[kk], descriptor(v_tiles + stage + kk * 16 * 128), true);
-      wgmma_commit();
-      wgmma_wait_all();
+    __syncthreads();  // every warpgroup is done with tile t - stages + 2's stage
+    load(t + 2);
+    if (!active) continue;
+    float s[8][4] = {};
+    wgmma_fence();
+    issue_scores(s, qf, k_stage(t));
+    if (overlapped && t > 0) {
+      issue_values(o, pf, k_stage(t - 1) + tile_bytes);
+      wgmma_wait<1>();
+    } else {
+      wgmma_wait<0>();
+    }
+    settle(s);
+    mask_tail(s, int64_t(t) * keys_per_tile, tokens, quad);
+    float alpha[2];
+    attention::softmax_step(s, running_max, running_sum, alpha, scale_log2);
+    if (overlapped) {
+      wgmma_wait<0>();
       settle(o);
     }
-    __syncthreads();  // the next iteration's copies overwrite this stage
+    attention::rescale_rows(o, alpha);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) attention::probability_fragment(s, j, pf[j]);
+    if (!overlapped) {
+      wgmma_fence();
+      issue_values(o, pf, k_stage(t) + tile_bytes);
+      wgmma_wait<0>();
+      settle(o);
+    }
   }
-  if (active) attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
+  if (!active) return;
+  if (overlapped) {
+    wgmma_fence();
+    issue_values(o, pf, k_stage(tiles - 1) + tile_bytes);
+    wgmma_wait<0>();
+    settle(o);
+  }
+  attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
 #endif
+}
+
+template <bool overlapped>
+void launch(const attention_problem& p, cudaStream_t stream) {
+  static const bool configured = [] {
+    allow_dynamic_shared(reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<overlapped>),
+                         shared_bytes, "flash_attention_wgmma");
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
+                  unsigned(p.q_heads), unsigned(p.runs.count));
+  flash_attention_wgmma_kernel<overlapped><<<grid, block_threads, shared_bytes, stream>>>(
+      p, p.scale * 1.4426950408889634f);
+  check_launch("flash_attention_wgmma");
 }
 
 }  // namespace
@@ -214,11 +262,14 @@ bool flash_attention_wgmma_applies(const attention_problem& p) {
 }
 
 void flash_attention_wgmma(const attention_problem& p, cudaStream_t stream) {
-  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
-                  unsigned(p.q_heads), unsigned(p.runs.count));
-  flash_attention_wgmma_kernel<<<grid, block_threads, shared_bytes, stream>>>(
-      p, p.scale * 1.4426950408889634f);
-  check_launch("flash_attention_wgmma");
+  static const bool overlapped = [] {  // MEASUREMENT ONLY: pick the variant
+    const char* v = std::getenv("CUA_S1_ATTENTION_OVERLAP");
+    return v && v[0] == '1';
+  }();
+  if (overlapped)
+    launch<true>(p, stream);
+  else
+    launch<false>(p, stream);
 }
 
 }  // namespace cua_s1::kernels
