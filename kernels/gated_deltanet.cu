@@ -57,6 +57,9 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
   for (int j = 0; j < K - 1; ++j)
     window[j] = conv_input(u + first * ld, ld, history, t0 - first - (K - 1) + j, channels, K, ch);
+  float inputs[conv_strip];  // all loads issued before the first use: one memory round trip
+#pragma unroll
+  for (int i = 0; i < conv_strip; ++i) inputs[i] = t0 + i < rows ? u[(t0 + i) * ld + ch] : 0.0f;
   float out[conv_strip];
 #pragma unroll
   for (int i = 0; i < conv_strip; ++i) {
@@ -70,7 +73,7 @@ __global__ void __launch_bounds__(threads)
       for (int j = 0; j < K - 1; ++j)
         window[j] = history ? history[int64_t(j) * channels + ch] : 0.0f;
     }
-    const float x = u[t * ld + ch];
+    const float x = inputs[i];
     float sum = 0;
 #pragma unroll
     for (int j = 0; j < K - 1; ++j) sum += weight[j] * window[j];
