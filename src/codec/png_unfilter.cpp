@@ -1,12 +1,13 @@
 // PNG row unfiltering, one thread or a wavefront of several (see png_unfilter.hpp).
 #include "codec/png_unfilter.hpp"
 
+#include "codec/helper_threads.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -105,17 +106,7 @@ class wavefront {
 bool unfilter_png_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, size_t bpp,
                        uint8_t* raw, unsigned helpers) {
   wavefront rows_to_do(filtered, row_bytes, rows, bpp, raw);
-  std::vector<std::thread> threads;
-  threads.reserve(helpers);
-  for (unsigned i = 0; i < helpers; ++i) {
-    try {
-      threads.emplace_back([&rows_to_do] { rows_to_do.work(); });
-    } catch (const std::system_error&) {
-      break;  // no thread to be had: the caller does the rest
-    }
-  }
-  rows_to_do.work();
-  for (auto& thread : threads) thread.join();
+  run_with_helpers(helpers, [&rows_to_do] { rows_to_do.work(); });
   return !rows_to_do.failed();
 }
 
