@@ -80,9 +80,9 @@ class wavefront {
   const uint8_t* above(uint32_t y) const { return y ? row(y - 1) : zero_row_.data(); }
 
   // The rows to take together from row y: up to rows_together when at least two of them are
-  // Paeth rows undo_paeth_spans can take, else 1.
+  // Paeth rows undo_paeth_spans can take (whole pixels only), else 1.
   uint32_t rows_to_claim(uint32_t y) const {
-    if (!paeth_pixels_supported(bpp_)) return 1;
+    if (!paeth_pixels_supported(bpp_) || row_bytes_ % bpp_ != 0) return 1;
     const uint32_t count = std::min(rows_together, rows_ - y);
     uint32_t paeth = 0;
     for (uint32_t g = 0; g < count; ++g) paeth += source(y + g)[0] == 4;
