@@ -109,3 +109,29 @@ BOOST_AUTO_TEST_CASE(float_repr_matches_cpython) {
   BOOST_TEST(python_float_repr(1e16) == "1e+16");
   BOOST_TEST(python_float_repr(0.9975274205207825) == "0.9975274205207825");
 }
+
+// Strings are scanned eight bytes at a time: a quote, an escape, a control character or UTF-8
+// at every offset of a long plain run (and near its end) is found exactly where it is.
+BOOST_AUTO_TEST_CASE(string_specials_are_found_at_every_offset) {
+  for (size_t at = 0; at < 40; ++at) {
+    for (size_t after : {size_t{0}, size_t{3}, size_t{17}}) {
+      BOOST_TEST_CONTEXT("offset " << at << ", then " << after) {
+        const std::string before(at, 'A'), rest(after, 'b');
+        auto text_of = [](const std::string& body) -> std::string {
+          auto parsed = parse_strict_json(body);
+          return parsed.ok() ? parsed->find("k")->text : "error: " + parsed.error().detail;
+        };
+        BOOST_TEST(text_of("{\"k\":\"" + before + "\"}") == before);
+        BOOST_TEST(text_of("{\"k\":\"" + before + "\\n" + rest + "\"}") == before + "\n" + rest);
+        BOOST_TEST(text_of("{\"k\":\"" + before + "\\\"" + rest + "\"}") == before + "\"" + rest);
+        BOOST_TEST(text_of("{\"k\":\"" + before + "\xC3\xA9\x7F" + rest + "\"}") ==
+                   before + "\xC3\xA9\x7F" + rest);
+        for (const char control : {'\x01', '\x1F', '\t', '\0'}) {
+          auto parsed = parse_strict_json("{\"k\":\"" + before + control + rest + "\"}");
+          BOOST_TEST_REQUIRE(!parsed.ok());
+          BOOST_TEST(parsed.error().status == 400);
+        }
+      }
+    }
+  }
+}

@@ -125,16 +125,17 @@ BOOST_AUTO_TEST_CASE(png_header_reports_frames_and_size) {
 namespace {
 
 // A PNG of random samples whose rows use the given filter bytes (the data is not really
-// filtered: any bytes are valid filtered data), compressed by libdeflate.
+// filtered: any bytes are valid filtered data), compressed by libdeflate. Samples below
+// `levels`: few levels make neighbours equal and the Paeth rule's ties frequent.
 std::vector<uint8_t> make_filtered_png(uint32_t width, uint32_t height, uint8_t color_type,
                                        uint8_t bit_depth, const std::vector<uint8_t>& filters,
-                                       std::mt19937& rng) {
+                                       std::mt19937& rng, unsigned levels = 256) {
   const int channels[7] = {1, 0, 3, 1, 2, 0, 4};
   const size_t row_bytes = (size_t{width} * channels[color_type] * bit_depth + 7) / 8;
   std::vector<uint8_t> rows;
   for (uint32_t y = 0; y < height; ++y) {
     rows.push_back(filters[y % filters.size()]);
-    for (size_t i = 0; i < row_bytes; ++i) rows.push_back(static_cast<uint8_t>(rng()));
+    for (size_t i = 0; i < row_bytes; ++i) rows.push_back(static_cast<uint8_t>(rng() % levels));
   }
   libdeflate_compressor* compressor = libdeflate_alloc_compressor(6);
   std::vector<uint8_t> idat(libdeflate_zlib_compress_bound(compressor, rows.size()));
@@ -209,6 +210,33 @@ BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_large_images_like_libspng) {
   }
 }
 
+// Paeth rows taken several at a time (the SIMD rule for 3- and 4-byte pixels, RGB8, RGBA8 and
+// LA16) in runs of every length and next to other filters, on widths that cut the rows into
+// uneven spans, with data that makes the predictor's ties common: the same pixels as libspng.
+BOOST_AUTO_TEST_CASE(png_paeth_runs_unfilter_like_libspng) {
+  std::mt19937 rng(2027);
+  size_t checked = 0;
+  for (const auto& [color_type, bit_depth] : {std::pair<uint8_t, uint8_t>{2, 8}, {6, 8}, {4, 16}})
+    for (const uint32_t width : {1u, 2u, 85u, 86u, 87u, 300u, 1283u})
+      for (const std::vector<uint8_t>& filters :
+           {std::vector<uint8_t>{4}, {4, 2}, {4, 4, 4, 2, 4, 1, 4, 4, 4, 4, 4, 0, 3, 4, 4}})
+        for (const unsigned levels : {3u, 256u}) {
+          BOOST_TEST_CONTEXT("color type " << int(color_type) << ", width " << width << ", filters "
+                                           << filters.size() << ", levels " << levels) {
+            const auto png = make_filtered_png(width, 61, color_type, bit_depth, filters, rng, levels);
+            const auto header = read_png_header(png);
+            BOOST_TEST_REQUIRE(header.has_value());
+            const auto fast = decode_png_pixels(png, *header, png_inflate::libdeflate_only);
+            const auto reference = decode_png_pixels(png, *header, png_inflate::libspng_only);
+            BOOST_TEST_REQUIRE(fast.ok());
+            BOOST_TEST_REQUIRE(reference.ok());
+            BOOST_TEST((fast->pixels == reference->pixels));
+          }
+          ++checked;
+        }
+  BOOST_TEST(checked == 3u * 7u * 3u * 2u);
+}
+
 // The wavefront gives the same bytes with 0, 1, 3 and 7 helper threads, and an unknown filter
 // byte in any row (first, middle, last) fails the call without leaving a thread waiting.
 BOOST_AUTO_TEST_CASE(png_unfilter_is_the_same_with_any_thread_count) {
@@ -217,8 +245,9 @@ BOOST_AUTO_TEST_CASE(png_unfilter_is_the_same_with_any_thread_count) {
   const uint32_t rows = 97;
   std::vector<uint8_t> filtered(rows * (row_bytes + 1));
   for (uint32_t y = 0; y < rows; ++y) {
-    filtered[y * (row_bytes + 1)] = static_cast<uint8_t>(rng() % 5);
-    for (size_t i = 1; i <= row_bytes; ++i) filtered[y * (row_bytes + 1) + i] = static_cast<uint8_t>(rng());
+    filtered[y * (row_bytes + 1)] = static_cast<uint8_t>(rng() % 3 ? 4 : rng() % 5);  // Paeth runs
+    for (size_t i = 1; i <= row_bytes; ++i)
+      filtered[y * (row_bytes + 1) + i] = static_cast<uint8_t>(y % 2 ? rng() : rng() % 3);
   }
   std::vector<uint8_t> alone(rows * row_bytes);
   BOOST_TEST_REQUIRE(unfilter_png_rows(filtered.data(), row_bytes, rows, bpp, alone.data(), 0));

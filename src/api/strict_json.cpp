@@ -3,6 +3,8 @@
 #include "api/strict_json.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <string>
 #include <unordered_set>
@@ -15,6 +17,25 @@ namespace {
 
 constexpr const char* generic_message = "request body must contain valid JSON and UTF-8 text";
 constexpr size_t max_int_digits = 4300;  // CPython's int/str conversion limit
+
+// The end of the run of bytes that a JSON string keeps as they are (anything but '"', '\\' and
+// control characters) from p, looking at eight bytes at a time: the base64 image is one such run.
+const char* skip_plain_string_bytes(const char* p, const char* end) {
+  constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    const uint64_t quote = v ^ (ones * '"'), backslash = v ^ (ones * '\\');
+    // (x - ones) & ~x & highs is non-zero exactly when some byte of x is 0, and
+    // (v - 0x20 * ones) & ~v & highs exactly when some byte of v is below 0x20.
+    if ((((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | ((v - ones * 0x20) & ~v)) &
+        highs)
+      break;  // one of these eight is special: found byte by byte below
+    p += 8;
+  }
+  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  return p;
+}
 
 class parser {
  public:
@@ -184,8 +205,7 @@ class parser {
     ++p_;  // opening quote
     while (true) {
       const char* run = p_;
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20)
-        ++p_;
+      p_ = skip_plain_string_bytes(p_, end_);
       out.append(run, p_ - run);
       if (p_ >= end_) return fail(generic_message);
       char c = *p_;

@@ -8,10 +8,12 @@ namespace cua_s1 {
 
 // `filtered` holds `rows` rows of a filter byte and row_bytes bytes; `raw` receives the rows
 // unpadded. bpp: bytes per complete pixel, at least 1. False for an unknown filter type (raw is
-// then partly written). Large images are unfiltered by up to `helpers` extra threads besides the
-// caller, row after row in a wavefront: a row's span waits only until the row above is final up
-// to the span's end, so the rows progress together a few spans apart. The result does not depend
-// on the thread count.
+// then partly written). Large images are unfiltered by up to `helpers` pooled threads (see
+// helper_threads.hpp) besides the caller, in a wavefront: a row's span waits only until the row
+// above is final up to the span's end, so the rows progress together a few spans apart. A thread
+// takes a few rows at once where two or more are Paeth rows of 3- or 4-byte pixels, so that their
+// serial Paeth chains run side by side (png_paeth.hpp). The result does not depend on the thread
+// count.
 bool unfilter_png_rows(const uint8_t* filtered, size_t row_bytes, uint32_t rows, size_t bpp,
                        uint8_t* raw, unsigned helpers);
 

@@ -153,7 +153,11 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets) {
   beast::tcp_stream stream(std::move(socket));
+  // Beast reads into the free space of this buffer, at least 512 bytes and at most 64 KiB a
+  // call; its capacity is only what the headers needed, so without room a 145 KB body took
+  // ~280 reads of 512 bytes (each a recvmsg and a coroutine step).
   beast::flat_buffer buffer;
+  buffer.reserve(64 * 1024);
   beast::error_code ec;
   while (true) {
     http::request_parser<http::string_body> parser;

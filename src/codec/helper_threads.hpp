@@ -1,0 +1,15 @@
+// Persistent helper threads that join a caller's divisible work (the PNG row wavefront), so a
+// request never pays for creating and joining threads.
+#pragma once
+
+#include <functional>
+
+namespace cua_s1 {
+
+// Runs `work` on the calling thread and at the same time on up to `helpers` pooled threads
+// (created on first need, kept for the process), and returns once every copy that started has
+// returned. A copy that no pooled thread has picked up by the time the caller's own copy returns
+// is dropped, so `work` must share the job out itself and let any single copy finish all of it.
+void run_with_helpers(unsigned helpers, const std::function<void()>& work);
+
+}  // namespace cua_s1
