@@ -20,12 +20,9 @@ namespace cua_s1::kernels {
 namespace {
 
 constexpr int head_dim = 64;  // 128 bytes a row: one swizzle atom wide
-constexpr int warpgroups = 2;
-constexpr int block_threads = warpgroups * 128;
-constexpr int block_queries = warpgroups * 64;
 constexpr int keys_per_tile = 64;
 constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
-constexpr int stages = 4;  // tiles t - 1 (its P V may still run), t, and t + 1, t + 2 coming
+constexpr int stages = 3;  // tiles t - 1 (its P V may still run), t, and t + 1 coming
 constexpr size_t shared_bytes = 2 * stages * tile_bytes + 1024;  // 1 KiB to align
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
@@ -36,6 +33,7 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 
 // Rows [first, first + 64) of one head's keys (or values) into a swizzled tile; rows from
 // `rows` on are zeros.
+template <int block_threads>
 __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64_t ld,
                                           int64_t first, int64_t rows) {
   const int chunk = int(threadIdx.x & 7);
@@ -133,10 +131,11 @@ __device__ __forceinline__ void mask_tail(float (&s)[8][4], int64_t key0, int64_
 
 // overlapped: the scores of tile t are computed while P V of tile t - 1 runs, and the softmax
 // of tile t while that product finishes (FlashAttention-3's intra-warpgroup overlap).
-template <bool overlapped>
-__global__ void __launch_bounds__(block_threads, 2)
+template <int warpgroups, bool overlapped>
+__global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
     flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
 #ifdef CUA_S1_WGMMA_DEVICE
+  constexpr int block_threads = warpgroups * 128, block_queries = warpgroups * 64;
   extern __shared__ __align__(1024) unsigned char shared_bytes_[];
   // Stage i: K tile at tiles + 2 i tile_bytes, V tile right after it.
   const uint32_t tiles_base = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
@@ -153,13 +152,13 @@ __global__ void __launch_bounds__(block_threads, 2)
   const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
   auto load = [&](int t) {  // tile t's keys and values into its stage, one commit group
     if (t < tiles) {
-      load_tile(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
-      load_tile(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile, tokens);
+      load_tile<block_threads>(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
+      load_tile<block_threads>(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile,
+                               tokens);
     }
     attention::copies_commit();
   };
   load(0);
-  load(1);
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3;
@@ -181,11 +180,11 @@ __global__ void __launch_bounds__(block_threads, 2)
   float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
   uint32_t pf[4][4];  // P of the last tile as A fragments
   for (int t = 0; t < tiles; ++t) {
-    attention::copies_wait<1>();  // tile t is in (t + 1 may still be coming)
+    attention::copies_wait<0>();  // tile t is in
     // The copies were generic-proxy writes; wgmma reads through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // every warpgroup is done with tile t - stages + 2's stage
-    load(t + 2);
+    __syncthreads();  // every warpgroup is done with tile t - 2's stage
+    load(t + 1);
     if (!active) continue;
     float s[8][4] = {};
     wgmma_fence();
@@ -225,17 +224,20 @@ __global__ void __launch_bounds__(block_threads, 2)
 #endif
 }
 
-template <bool overlapped>
+template <int warpgroups, bool overlapped>
 void launch(const attention_problem& p, cudaStream_t stream) {
+  constexpr int block_queries = warpgroups * 64;
   static const bool configured = [] {
-    allow_dynamic_shared(reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<overlapped>),
+    allow_dynamic_shared(
+        reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<warpgroups, overlapped>),
                          shared_bytes, "flash_attention_wgmma");
     return true;
   }();
   (void)configured;
   const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
                   unsigned(p.q_heads), unsigned(p.runs.count));
-  flash_attention_wgmma_kernel<overlapped><<<grid, block_threads, shared_bytes, stream>>>(
+  flash_attention_wgmma_kernel<warpgroups, overlapped>
+      <<<grid, warpgroups * 128, shared_bytes, stream>>>(
       p, p.scale * 1.4426950408889634f);
   check_launch("flash_attention_wgmma");
 }
@@ -262,14 +264,16 @@ bool flash_attention_wgmma_applies(const attention_problem& p) {
 }
 
 void flash_attention_wgmma(const attention_problem& p, cudaStream_t stream) {
-  static const bool overlapped = [] {  // MEASUREMENT ONLY: pick the variant
-    const char* v = std::getenv("CUA_S1_ATTENTION_OVERLAP");
-    return v && v[0] == '1';
+  static const int variant = [] {  // MEASUREMENT ONLY: pick the variant
+    const char* v = std::getenv("CUA_S1_ATTENTION_VARIANT");
+    return v ? std::atoi(v) : 0;
   }();
-  if (overlapped)
-    launch<true>(p, stream);
-  else
-    launch<false>(p, stream);
+  switch (variant) {
+    case 1: launch<2, true>(p, stream); break;
+    case 2: launch<1, false>(p, stream); break;
+    case 3: launch<1, true>(p, stream); break;
+    default: launch<2, false>(p, stream);
+  }
 }
 
 }  // namespace cua_s1::kernels
