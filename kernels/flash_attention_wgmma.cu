@@ -23,7 +23,6 @@ constexpr int head_dim = 64;  // 128 bytes a row: one swizzle atom wide
 constexpr int keys_per_tile = 64;
 constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
 constexpr int stages = 3;  // tiles t - 1 (its P V may still run), t, and t + 1 coming
-constexpr size_t shared_bytes = 2 * stages * tile_bytes + 1024;  // 1 KiB to align
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
 // aligned): a row's chunks are permuted by the row's index mod 8, as wgmma's 128B swizzle reads.
@@ -102,6 +101,26 @@ __device__ __forceinline__ void q_pieces(const bf16* row, bool valid, int kk, in
   high = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + 8 + quad * 2) : 0u;
 }
 
+__device__ __forceinline__ void barrier_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void barrier_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar)
+               : "memory");
+}
+// Arrives once this thread's earlier cp.async copies have landed (counted in the init count).
+__device__ __forceinline__ void barrier_arrive_copies(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void barrier_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
 // Scores of key tile `stage` for this warpgroup's rows: s = Q K^T, issued (not waited for).
 __device__ __forceinline__ void issue_scores(float (&s)[8][4], const uint32_t (&qf)[4][4],
                                              uint32_t k_tile) {
@@ -131,15 +150,31 @@ __device__ __forceinline__ void mask_tail(float (&s)[8][4], int64_t key0, int64_
 
 // overlapped: the scores of tile t are computed while P V of tile t - 1 runs, and the softmax
 // of tile t while that product finishes (FlashAttention-3's intra-warpgroup overlap).
-template <int warpgroups, bool overlapped>
+// decoupled: the warpgroups meet through per-stage barriers (full / empty) instead of a block
+// barrier every tile, four stages, tiles two ahead.
+template <bool decoupled>
+__host__ __device__ constexpr int stage_count() { return decoupled ? 4 : stages; }
+
+template <int warpgroups, bool overlapped, bool decoupled>
 __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
     flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
 #ifdef CUA_S1_WGMMA_DEVICE
   constexpr int block_threads = warpgroups * 128, block_queries = warpgroups * 64;
+  constexpr int n_stages = stage_count<decoupled>();
   extern __shared__ __align__(1024) unsigned char shared_bytes_[];
+  __shared__ __align__(8) uint64_t full_s[n_stages], empty_s[n_stages];
   // Stage i: K tile at tiles + 2 i tile_bytes, V tile right after it.
   const uint32_t tiles_base = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
-  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % stages) * 2 * tile_bytes; };
+  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % n_stages) * 2 * tile_bytes; };
+  const uint32_t full0 = attention::shared_address(full_s), empty0 = attention::shared_address(empty_s);
+  if (decoupled) {
+    if (threadIdx.x == 0)
+      for (int i = 0; i < n_stages; ++i) {
+        barrier_init(full0 + 8 * i, block_threads);
+        barrier_init(empty0 + 8 * i, block_threads);
+      }
+    __syncthreads();
+  }
 
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
@@ -151,14 +186,18 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
   const bf16* v_head = p.v + run_first * p.ldv + kv_head * head_dim;
   const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
   auto load = [&](int t) {  // tile t's keys and values into its stage, one commit group
+    if (decoupled && t < tiles && t >= n_stages)  // everyone is done with tile t - n_stages
+      barrier_wait(empty0 + 8 * (t % n_stages), uint32_t(t / n_stages - 1) & 1);
     if (t < tiles) {
       load_tile<block_threads>(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
       load_tile<block_threads>(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile,
                                tokens);
+      if (decoupled) barrier_arrive_copies(full0 + 8 * (t % n_stages));
     }
     attention::copies_commit();
   };
   load(0);
+  if (decoupled) load(1);
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3;
@@ -180,12 +219,21 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
   float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
   uint32_t pf[4][4];  // P of the last tile as A fragments
   for (int t = 0; t < tiles; ++t) {
-    attention::copies_wait<0>();  // tile t is in
-    // The copies were generic-proxy writes; wgmma reads through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // every warpgroup is done with tile t - 2's stage
-    load(t + 1);
-    if (!active) continue;
+    if (decoupled) {
+      barrier_wait(full0 + 8 * (t % n_stages), uint32_t(t / n_stages) & 1);
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      load(t + 2);
+    } else {
+      attention::copies_wait<0>();  // tile t is in
+      // The copies were generic-proxy writes; wgmma reads through the async proxy.
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      __syncthreads();  // every warpgroup is done with tile t - 2's stage
+      load(t + 1);
+    }
+    if (!active) {
+      if (decoupled) barrier_arrive(empty0 + 8 * (t % n_stages));
+      continue;
+    }
     float s[8][4] = {};
     wgmma_fence();
     issue_scores(s, qf, k_stage(t));
@@ -212,6 +260,7 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
       wgmma_wait<0>();
       settle(o);
     }
+    if (decoupled) barrier_arrive(empty0 + 8 * (t % n_stages));
   }
   if (!active) return;
   if (overlapped) {
@@ -224,19 +273,20 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
 #endif
 }
 
-template <int warpgroups, bool overlapped>
+template <int warpgroups, bool overlapped, bool decoupled = false>
 void launch(const attention_problem& p, cudaStream_t stream) {
   constexpr int block_queries = warpgroups * 64;
+  constexpr size_t shared_bytes = 2 * stage_count<decoupled>() * tile_bytes + 1024;
   static const bool configured = [] {
     allow_dynamic_shared(
-        reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<warpgroups, overlapped>),
-                         shared_bytes, "flash_attention_wgmma");
+        reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<warpgroups, overlapped, decoupled>),
+        shared_bytes, "flash_attention_wgmma");
     return true;
   }();
   (void)configured;
   const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
                   unsigned(p.q_heads), unsigned(p.runs.count));
-  flash_attention_wgmma_kernel<warpgroups, overlapped>
+  flash_attention_wgmma_kernel<warpgroups, overlapped, decoupled>
       <<<grid, warpgroups * 128, shared_bytes, stream>>>(
       p, p.scale * 1.4426950408889634f);
   check_launch("flash_attention_wgmma");
@@ -272,6 +322,7 @@ void flash_attention_wgmma(const attention_problem& p, cudaStream_t stream) {
     case 1: launch<2, true>(p, stream); break;
     case 2: launch<1, false>(p, stream); break;
     case 3: launch<1, true>(p, stream); break;
+    case 4: launch<2, false, true>(p, stream); break;
     default: launch<2, false>(p, stream);
   }
 }
