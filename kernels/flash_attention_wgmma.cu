@@ -7,8 +7,6 @@
 // Same arithmetic as the mma.sync kernel: fp32 scores and sums, P rounded to bf16 before P V.
 #include "kernels/flash_attention_wgmma.hpp"
 
-#include <cstdlib>
-
 #include "kernels/attention_common.cuh"
 #include "kernels/common.cuh"
 
@@ -22,7 +20,13 @@ namespace {
 constexpr int head_dim = 64;  // 128 bytes a row: one swizzle atom wide
 constexpr int keys_per_tile = 64;
 constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
-constexpr int stages = 3;  // tiles t - 1 (its P V may still run), t, and t + 1 coming
+constexpr int warpgroups = 2;
+constexpr int block_threads = warpgroups * 128;
+constexpr int block_queries = warpgroups * 64;
+// Tile t being read while t + 1 comes in (its copies start after a block barrier, when both
+// warpgroups are done with t - 1, whose stage it takes).
+constexpr int stages = 2;
+constexpr size_t shared_bytes = 2 * stages * tile_bytes + 1024;  // 1 KiB to align
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
 // aligned): a row's chunks are permuted by the row's index mod 8, as wgmma's 128B swizzle reads.
@@ -32,7 +36,6 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 
 // Rows [first, first + 64) of one head's keys (or values) into a swizzled tile; rows from
 // `rows` on are zeros.
-template <int block_threads>
 __device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64_t ld,
                                           int64_t first, int64_t rows) {
   const int chunk = int(threadIdx.x & 7);
@@ -101,26 +104,6 @@ __device__ __forceinline__ void q_pieces(const bf16* row, bool valid, int kk, in
   high = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + 8 + quad * 2) : 0u;
 }
 
-__device__ __forceinline__ void barrier_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void barrier_arrive(uint32_t bar) {
-  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar)
-               : "memory");
-}
-// Arrives once this thread's earlier cp.async copies have landed (counted in the init count).
-__device__ __forceinline__ void barrier_arrive_copies(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void barrier_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
 // Scores of key tile `stage` for this warpgroup's rows: s = Q K^T, issued (not waited for).
 __device__ __forceinline__ void issue_scores(float (&s)[8][4], const uint32_t (&qf)[4][4],
                                              uint32_t k_tile) {
@@ -148,33 +131,13 @@ __device__ __forceinline__ void mask_tail(float (&s)[8][4], int64_t key0, int64_
 }
 #endif
 
-// overlapped: the scores of tile t are computed while P V of tile t - 1 runs, and the softmax
-// of tile t while that product finishes (FlashAttention-3's intra-warpgroup overlap).
-// decoupled: the warpgroups meet through per-stage barriers (full / empty) instead of a block
-// barrier every tile, four stages, tiles two ahead.
-template <bool decoupled>
-__host__ __device__ constexpr int stage_count() { return decoupled ? 4 : stages; }
-
-template <int warpgroups, bool overlapped, bool decoupled>
-__global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
+__global__ void __launch_bounds__(block_threads, 2)
     flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
 #ifdef CUA_S1_WGMMA_DEVICE
-  constexpr int block_threads = warpgroups * 128, block_queries = warpgroups * 64;
-  constexpr int n_stages = stage_count<decoupled>();
   extern __shared__ __align__(1024) unsigned char shared_bytes_[];
-  __shared__ __align__(8) uint64_t full_s[n_stages], empty_s[n_stages];
-  // Stage i: K tile at tiles + 2 i tile_bytes, V tile right after it.
+  // Stage i: K tile at tiles_base + 2 i tile_bytes, V tile right after it.
   const uint32_t tiles_base = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
-  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % n_stages) * 2 * tile_bytes; };
-  const uint32_t full0 = attention::shared_address(full_s), empty0 = attention::shared_address(empty_s);
-  if (decoupled) {
-    if (threadIdx.x == 0)
-      for (int i = 0; i < n_stages; ++i) {
-        barrier_init(full0 + 8 * i, block_threads);
-        barrier_init(empty0 + 8 * i, block_threads);
-      }
-    __syncthreads();
-  }
+  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % stages) * 2 * tile_bytes; };
 
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
@@ -186,18 +149,12 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
   const bf16* v_head = p.v + run_first * p.ldv + kv_head * head_dim;
   const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
   auto load = [&](int t) {  // tile t's keys and values into its stage, one commit group
-    if (decoupled && t < tiles && t >= n_stages)  // everyone is done with tile t - n_stages
-      barrier_wait(empty0 + 8 * (t % n_stages), uint32_t(t / n_stages - 1) & 1);
-    if (t < tiles) {
-      load_tile<block_threads>(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
-      load_tile<block_threads>(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile,
-                               tokens);
-      if (decoupled) barrier_arrive_copies(full0 + 8 * (t % n_stages));
-    }
+    if (t >= tiles) return;
+    load_tile(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
+    load_tile(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile, tokens);
     attention::copies_commit();
   };
   load(0);
-  if (decoupled) load(1);
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3;
@@ -217,79 +174,33 @@ __global__ void __launch_bounds__(warpgroups * 128, 4 / warpgroups)
 
   float o[8][4] = {};
   float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
-  uint32_t pf[4][4];  // P of the last tile as A fragments
   for (int t = 0; t < tiles; ++t) {
-    if (decoupled) {
-      barrier_wait(full0 + 8 * (t % n_stages), uint32_t(t / n_stages) & 1);
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      load(t + 2);
-    } else {
-      attention::copies_wait<0>();  // tile t is in
-      // The copies were generic-proxy writes; wgmma reads through the async proxy.
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      __syncthreads();  // every warpgroup is done with tile t - 2's stage
-      load(t + 1);
-    }
-    if (!active) {
-      if (decoupled) barrier_arrive(empty0 + 8 * (t % n_stages));
-      continue;
-    }
+    attention::copies_wait<0>();  // tile t is in
+    // The copies were generic-proxy writes; wgmma reads through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();  // both warpgroups are done with tile t - 1's stage, which t + 1 takes
+    load(t + 1);
+    if (!active) continue;
     float s[8][4] = {};
     wgmma_fence();
     issue_scores(s, qf, k_stage(t));
-    if (overlapped && t > 0) {
-      issue_values(o, pf, k_stage(t - 1) + tile_bytes);
-      wgmma_wait<1>();
-    } else {
-      wgmma_wait<0>();
-    }
+    wgmma_wait<0>();
     settle(s);
     mask_tail(s, int64_t(t) * keys_per_tile, tokens, quad);
     float alpha[2];
     attention::softmax_step(s, running_max, running_sum, alpha, scale_log2);
-    if (overlapped) {
-      wgmma_wait<0>();
-      settle(o);
-    }
     attention::rescale_rows(o, alpha);
+    uint32_t pf[4][4];  // P as A fragments, one per k step of 16 keys
 #pragma unroll
     for (int j = 0; j < 4; ++j) attention::probability_fragment(s, j, pf[j]);
-    if (!overlapped) {
-      wgmma_fence();
-      issue_values(o, pf, k_stage(t) + tile_bytes);
-      wgmma_wait<0>();
-      settle(o);
-    }
-    if (decoupled) barrier_arrive(empty0 + 8 * (t % n_stages));
-  }
-  if (!active) return;
-  if (overlapped) {
     wgmma_fence();
-    issue_values(o, pf, k_stage(tiles - 1) + tile_bytes);
+    issue_values(o, pf, k_stage(t) + tile_bytes);
     wgmma_wait<0>();
     settle(o);
   }
-  attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
+  if (active)
+    attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
 #endif
-}
-
-template <int warpgroups, bool overlapped, bool decoupled = false>
-void launch(const attention_problem& p, cudaStream_t stream) {
-  constexpr int block_queries = warpgroups * 64;
-  constexpr size_t shared_bytes = 2 * stage_count<decoupled>() * tile_bytes + 1024;
-  static const bool configured = [] {
-    allow_dynamic_shared(
-        reinterpret_cast<const void*>(&flash_attention_wgmma_kernel<warpgroups, overlapped, decoupled>),
-        shared_bytes, "flash_attention_wgmma");
-    return true;
-  }();
-  (void)configured;
-  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
-                  unsigned(p.q_heads), unsigned(p.runs.count));
-  flash_attention_wgmma_kernel<warpgroups, overlapped, decoupled>
-      <<<grid, warpgroups * 128, shared_bytes, stream>>>(
-      p, p.scale * 1.4426950408889634f);
-  check_launch("flash_attention_wgmma");
 }
 
 }  // namespace
@@ -314,17 +225,17 @@ bool flash_attention_wgmma_applies(const attention_problem& p) {
 }
 
 void flash_attention_wgmma(const attention_problem& p, cudaStream_t stream) {
-  static const int variant = [] {  // MEASUREMENT ONLY: pick the variant
-    const char* v = std::getenv("CUA_S1_ATTENTION_VARIANT");
-    return v ? std::atoi(v) : 0;
+  static const bool configured = [] {  // above the 48 KiB default
+    allow_dynamic_shared(reinterpret_cast<const void*>(&flash_attention_wgmma_kernel), shared_bytes,
+                         "flash_attention_wgmma");
+    return true;
   }();
-  switch (variant) {
-    case 1: launch<2, true>(p, stream); break;
-    case 2: launch<1, false>(p, stream); break;
-    case 3: launch<1, true>(p, stream); break;
-    case 4: launch<2, false, true>(p, stream); break;
-    default: launch<2, false>(p, stream);
-  }
+  (void)configured;
+  const dim3 grid(unsigned((p.runs.longest() + block_queries - 1) / block_queries),
+                  unsigned(p.q_heads), unsigned(p.runs.count));
+  flash_attention_wgmma_kernel<<<grid, block_threads, shared_bytes, stream>>>(
+      p, p.scale * 1.4426950408889634f);
+  check_launch("flash_attention_wgmma");
 }
 
 }  // namespace cua_s1::kernels
