@@ -191,6 +191,21 @@ BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_like_libspng) {
   BOOST_TEST(checked == 9u * 4u * 6u);
 }
 
+namespace {
+
+// The libdeflate + wavefront path decodes `png` to the same pixels as libspng.
+void expect_fast_path_matches_libspng(const std::vector<uint8_t>& png) {
+  const auto header = read_png_header(png);
+  BOOST_TEST_REQUIRE(header.has_value());
+  const auto fast = decode_png_pixels(png, *header, png_inflate::libdeflate_only);
+  const auto reference = decode_png_pixels(png, *header, png_inflate::libspng_only);
+  BOOST_TEST_REQUIRE(fast.ok());
+  BOOST_TEST_REQUIRE(reference.ok());
+  BOOST_TEST((fast->pixels == reference->pixels));
+}
+
+}  // namespace
+
 // Images large enough for the wavefront of threads: the fast path against libspng, with every
 // filter type mixed down the rows (Paeth and Average rows read the row above while it is still
 // being finished).
@@ -199,13 +214,7 @@ BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_large_images_like_libspng) {
   for (const auto& [color_type, bit_depth] : {std::pair<uint8_t, uint8_t>{2, 8}, {6, 16}, {0, 8}}) {
     BOOST_TEST_CONTEXT("color type " << int(color_type) << ", depth " << int(bit_depth)) {
       const auto png = make_filtered_png(1283, 301, color_type, bit_depth, {4, 4, 2, 3, 1, 4, 0, 2, 3, 3}, rng);
-      const auto header = read_png_header(png);
-      BOOST_TEST_REQUIRE(header.has_value());
-      const auto fast = decode_png_pixels(png, *header, png_inflate::libdeflate_only);
-      const auto reference = decode_png_pixels(png, *header, png_inflate::libspng_only);
-      BOOST_TEST_REQUIRE(fast.ok());
-      BOOST_TEST_REQUIRE(reference.ok());
-      BOOST_TEST((fast->pixels == reference->pixels));
+      expect_fast_path_matches_libspng(png);
     }
   }
 }
@@ -224,13 +233,7 @@ BOOST_AUTO_TEST_CASE(png_paeth_runs_unfilter_like_libspng) {
           BOOST_TEST_CONTEXT("color type " << int(color_type) << ", width " << width << ", filters "
                                            << filters.size() << ", levels " << levels) {
             const auto png = make_filtered_png(width, 61, color_type, bit_depth, filters, rng, levels);
-            const auto header = read_png_header(png);
-            BOOST_TEST_REQUIRE(header.has_value());
-            const auto fast = decode_png_pixels(png, *header, png_inflate::libdeflate_only);
-            const auto reference = decode_png_pixels(png, *header, png_inflate::libspng_only);
-            BOOST_TEST_REQUIRE(fast.ok());
-            BOOST_TEST_REQUIRE(reference.ok());
-            BOOST_TEST((fast->pixels == reference->pixels));
+            expect_fast_path_matches_libspng(png);
           }
           ++checked;
         }
