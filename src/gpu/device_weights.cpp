@@ -149,6 +149,15 @@ device_linear place_folded(arena_plan& plan, const linear_weights& layer) {
   return out;
 }
 
+// place_folded, plus the bias's own bf16 copy where the model stores it in bf16 (a GELU in the
+// product's epilogue, which writes bf16, takes only a bf16 bias; a wider one would be rounded).
+device_linear place_folded_gelu(arena_plan& plan, const linear_weights& layer) {
+  device_linear out = place_folded(plan, layer);
+  if (layer.bias && layer.bias->type == tensor_view::dtype::bf16)
+    out.bias_bf16 = plan.matrix(*layer.bias);
+  return out;
+}
+
 // Linears that read the same input, their weights placed back to back (256-byte multiples: no
 // gap) so that, once they carry no LoRA branch, one product of the stacked [sum of outs, in]
 // matrix computes them all.
@@ -189,6 +198,7 @@ device_norm place_norm(arena_plan& plan, const norm_weights& norm) {
 void relocate(device_linear& layer, char* base) {
   relocate(layer.weight, base);
   relocate(layer.bias, base);
+  relocate(layer.bias_bf16, base);
   relocate(layer.lora.a, base);
   relocate(layer.lora.a_split, base);
   relocate(layer.lora.b, base);
@@ -220,7 +230,7 @@ device_weights::device_weights(const model_weights& weights, bool merge_language
     b.norm2 = place_norm(plan, block.norm2);
     b.qkv = place_linear(plan, block.qkv);
     b.proj = place_linear(plan, block.proj);
-    b.fc1 = place_folded(plan, block.fc1);
+    b.fc1 = place_folded_gelu(plan, block.fc1);
     b.fc2 = place_folded(plan, block.fc2);
     vision.blocks.push_back(b);
   }

@@ -27,6 +27,9 @@ struct device_linear {
   const bf16* weight = nullptr;  // [out, in + folded]
   int64_t out = 0, in = 0;
   const float* bias = nullptr;  // [out] or null
+  // The bias as the model stores it, where that is bf16 and an epilogue writing bf16 reads it
+  // (the vision MLP's fc1: tanh-GELU in the product's epilogue); else null.
+  const bf16* bias_bf16 = nullptr;
   device_lora lora;             // rank 0 when the layer has none
   // 3 * rank when the LoRA up projection is folded into the product (kernels/lora.hpp
   // lora_fold_weight): the weight's rows, and its input's, have that many extra columns.

@@ -57,10 +57,15 @@ void forward_context::stacked_linear(const device_linear& stacked,
 void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
                                   bool tanh_approximation, int64_t ldo) const {
   if (ldo == 0) ldo = layer.out;
+  const bool whole_product = !layer.lora.rank || layer.folded;  // no separate LoRA branch
+  if (whole_product && tanh_approximation && (layer.bias_bf16 || !layer.bias) &&
+      gemm->linear_gelu(x, m, layer.input_columns(), layer.input_columns(), layer.weight,
+                        layer.out, out, ldo, layer.bias_bf16, stream))
+    return;
   device_buffer<float> y(size_t(m * layer.out), stream);
   gemm->linear(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y.get(),
                layer.out, false, stream, layer.bias);
-  if (!layer.lora.rank || layer.folded) {
+  if (whole_product) {
     kernels::gelu_rows_to_bf16(y.get(), m, layer.out, out, ldo,
                                tanh_approximation ? kernels::gelu_kind::tanh : kernels::gelu_kind::erf,
                                stream);

@@ -1,8 +1,10 @@
 // cuBLASLt plans: the row-major product C = A op(B) is run as the column-major C^T = op(B)^T A^T.
 #include "gpu/lt_gemm.hpp"
 
+#include <stdexcept>
 #include <string>
 
+#include "common/json_log.hpp"
 #include "gpu/cuda_check.hpp"
 #include "kernels/elementwise.hpp"
 
@@ -34,6 +36,7 @@ struct lt_gemm::plan {
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool bias_epilogue = false;  // the algorithm adds the bias (set per call: the pointer)
+  bool runnable = true;        // false: a GELU epilogue no algorithm takes
   ~plan() {
     if (out) cublasLtMatrixLayoutDestroy(out);
     if (second) cublasLtMatrixLayoutDestroy(second);
@@ -56,11 +59,13 @@ lt_gemm::~lt_gemm() {
 const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   const int align_a = alignment_of(call.a, (call.lda | call.stride_a) * 2);
   const int align_b = alignment_of(call.b, (call.ldb | call.stride_b) * 2);
-  const int align_c = alignment_of(call.c, (call.ldc | call.stride_c) * 4);
+  const bool gelu = call.gelu_out != nullptr;
+  const int align_c = gelu ? alignment_of(call.gelu_out, (call.ldc | call.stride_c) * 2)
+                           : alignment_of(call.c, (call.ldc | call.stride_c) * 4);
   const key id{call.m,        call.n,        call.k,        call.lda,     call.ldb,
                call.ldc,      call.b_transposed, call.batch, call.stride_a, call.stride_b,
                call.stride_c, align_a,       align_b,       align_c,      call.beta != 0.0f,
-               call.bias != nullptr};
+               call.bias != nullptr, gelu, call.gelu_bias != nullptr};
   auto found = plans_.find(id);
   if (found != plans_.end()) return *found->second;
 
@@ -82,7 +87,8 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
                "cublasLtMatrixLayoutCreate(B)");
   check_cublas(cublasLtMatrixLayoutCreate(&p->second, CUDA_R_16BF, call.k, call.m, call.lda),
                "cublasLtMatrixLayoutCreate(A)");
-  check_cublas(cublasLtMatrixLayoutCreate(&p->out, CUDA_R_32F, call.n, call.m, call.ldc),
+  check_cublas(cublasLtMatrixLayoutCreate(&p->out, gelu ? CUDA_R_16BF : CUDA_R_32F, call.n, call.m,
+                                          call.ldc),
                "cublasLtMatrixLayoutCreate(C)");
   set_layout_batch(p->first, call.batch, call.stride_b);
   set_layout_batch(p->second, call.batch, call.stride_a);
@@ -112,6 +118,21 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   };
   cublasLtMatmulHeuristicResult_t result{};
   bool have_algorithm = false;
+  if (gelu) {  // the bias (bf16 like D) runs along C's rows
+    const cublasLtEpilogue_t epilogue =
+        call.gelu_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                sizeof epilogue),
+                 "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    p->bias_epilogue = call.gelu_bias != nullptr;
+    p->runnable = heuristic(result);
+    if (p->runnable)
+      p->algo = result.algo;
+    else  // the caller runs the product and the GELU apart: slower, same accuracy
+      log_event(log_level::warning, "gemm_gelu_epilogue_unavailable",
+                {{"m", call.m}, {"n", call.n}, {"k", call.k}});
+    return *plans_.emplace(id, std::move(p)).first->second;
+  }
   if (call.bias) {  // the bias vector runs along C's rows here: n values, fp32 like C
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     check_cublas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
@@ -136,22 +157,31 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
 
 bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
   if (call.m == 0 || call.n == 0) return true;
+  const bool gelu = call.gelu_out != nullptr;
+  if (gelu && (call.beta != 0.0f || call.bias))
+    throw std::logic_error("lt_gemm: a GELU product takes neither beta nor an fp32 bias");
   const plan& p = plan_for(call);
-  if (p.bias_epilogue)
-    check_cublas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                &call.bias, sizeof call.bias),
+  if (!p.runnable) return false;
+  if (p.bias_epilogue) {
+    const void* bias = gelu ? static_cast<const void*>(call.gelu_bias) : call.bias;
+    check_cublas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                sizeof bias),
                  "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  }
+  void* out = gelu ? static_cast<void*>(call.gelu_out) : call.c;
   // C^T[n, m] = op(B)^T[n, k] A^T[k, m] in column-major terms.
   check_cublas(cublasLtMatmul(handle_, p.desc, &call.alpha, call.b, p.first, call.a, p.second,
-                              &call.beta, call.c, p.out, call.c, p.out, &p.algo, workspace_,
+                              &call.beta, out, p.out, out, p.out, &p.algo, workspace_,
                               workspace_bytes_, stream),
                "cublasLtMatmul");
-  return p.bias_epilogue || !call.bias;
+  return gelu || p.bias_epilogue || !call.bias;
 }
 
-void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
-                     const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
-                     cudaStream_t stream, const float* bias) {
+namespace {
+
+// The product of a Linear layer: x[m, k] (ldx) W[n, k]^T into rows ldy apart (output unset).
+gemm_call linear_call(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                      const __nv_bfloat16* weight, int64_t n, int64_t ldy) {
   gemm_call call;
   call.m = m;
   call.n = n;
@@ -161,11 +191,29 @@ void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
   call.b = weight;
   call.ldb = k;
   call.b_transposed = true;
-  call.c = y;
   call.ldc = ldy;
+  return call;
+}
+
+}  // namespace
+
+void lt_gemm::linear(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                     const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
+                     cudaStream_t stream, const float* bias) {
+  gemm_call call = linear_call(x, m, k, ldx, weight, n, ldy);
+  call.c = y;
   call.beta = accumulate ? 1.0f : 0.0f;
   call.bias = bias;
   if (!run(call, stream)) kernels::add_bias(y, m, n, ldy, bias, stream);
+}
+
+bool lt_gemm::linear_gelu(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                          const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y, int64_t ldy,
+                          const __nv_bfloat16* bias, cudaStream_t stream) {
+  gemm_call call = linear_call(x, m, k, ldx, weight, n, ldy);
+  call.gelu_out = y;
+  call.gelu_bias = bias;
+  return run(call, stream);
 }
 
 }  // namespace cua_s1::gpu

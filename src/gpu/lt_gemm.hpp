@@ -29,6 +29,10 @@ struct gemm_call {
   float alpha = 1.0f, beta = 0.0f;
   // C[i, j] += bias[j] in the epilogue, after the product and beta C (fp32, n values).
   const float* bias = nullptr;
+  // Set instead of c (beta 0, no fp32 bias): D[i, j] = tanh-GELU(A op(B) + gelu_bias[j]) computed
+  // on the fp32 accumulator and rounded once to bf16; gelu_bias (bf16, n values) may be null.
+  __nv_bfloat16* gelu_out = nullptr;
+  const __nv_bfloat16* gelu_bias = nullptr;
   int32_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
@@ -41,7 +45,8 @@ class lt_gemm {
   lt_gemm& operator=(const lt_gemm&) = delete;
 
   // Returns false when call.bias was given but no algorithm takes a bias epilogue for this
-  // shape: the product ran without it and the caller adds the bias.
+  // shape: the product ran without it and the caller adds the bias. With call.gelu_out, false
+  // means no algorithm takes the GELU epilogue and nothing ran.
   [[nodiscard]] bool run(const gemm_call& call, cudaStream_t stream);
 
   // Shorthand for a Linear layer: y[m, n] (ldy) (+)= x[m, k] (ldx) W[n, k]^T (+ bias), the
@@ -50,12 +55,18 @@ class lt_gemm {
               const __nv_bfloat16* weight, int64_t n, float* y, int64_t ldy, bool accumulate,
               cudaStream_t stream, const float* bias = nullptr);
 
+  // y[m, n] (ldy, bf16) = tanh-GELU(x[m, k] W[n, k]^T + bias) in the product's epilogue; false
+  // (nothing ran) when no algorithm takes that epilogue for this shape.
+  [[nodiscard]] bool linear_gelu(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                                 const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y,
+                                 int64_t ldy, const __nv_bfloat16* bias, cudaStream_t stream);
+
   size_t plans() const { return plans_.size(); }
 
  private:
   struct plan;
   using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
-                         int64_t, int64_t, int64_t, int, int, int, bool, bool>;
+                         int64_t, int64_t, int64_t, int, int, int, bool, bool, bool, bool>;
   const plan& plan_for(const gemm_call& call);
 
   cublasLtHandle_t handle_ = nullptr;
