@@ -1,4 +1,5 @@
-// Device helpers shared by the kernels: warp/block reductions, bf16 conversions, launch checks.
+// Device helpers shared by the kernels: warp/block reductions, bf16 conversions, cp.async copies,
+// launch checks.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -71,6 +72,19 @@ __device__ __forceinline__ float block_max(float value, float* scratch) {
 
 __device__ __forceinline__ float to_float(bf16 value) { return __bfloat162float(value); }
 __device__ __forceinline__ bf16 to_bf16(float value) { return __float2bfloat16_rn(value); }
+
+// cp.async: 16 bytes global -> shared without registers; zero-filled when !valid (nothing is read then).
+__device__ __forceinline__ void copy16_async(void* shared_dst, const void* global_src, bool valid) {
+  const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n"); }
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
 
 // The scalar activations of spec/model.md in fp32 (same formulas as the CPU backend).
 __device__ __forceinline__ float sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }

@@ -4,12 +4,13 @@
 // those of the PTX ISA for m16n8k16 (g = lane / 4, t = lane % 4): A (16 x 16, row-major) a0 =
 // (g, 2t..2t+1), a1 = (g + 8, 2t..), a2 = (g, 2t + 8..), a3 = (g + 8, 2t + 8..); B (16 x 8) b0 =
 // (k 2t..2t+1, n g), b1 = (k 2t + 8.., n g); C (16 x 8) c0, c1 = (g, 2t..2t+1), c2, c3 = (g + 8, ..).
-// Also the cp.async helpers the kernels that use them stage their tiles with.
 #pragma once
 
 #include <cuda_bf16.h>
 
 #include <cstdint>
+
+#include "kernels/common.cuh"
 
 namespace cua_s1::kernels {
 
@@ -93,19 +94,6 @@ __device__ __forceinline__ void mma_split(float (&d)[4], const a_split& a, const
   mma_bf16(d, a.lo, b.x, b.y);
   mma_bf16(d, a.hi, b.z, b.w);
   mma_bf16(d, a.hi, b.x, b.y);
-}
-
-// 16 bytes global -> shared without registers; zero-filled when !valid (nothing is read then).
-__device__ __forceinline__ void copy16_async(void* shared_dst, const void* global_src, bool valid) {
-  const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
-               "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n"); }
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
 }  // namespace cua_s1::kernels
