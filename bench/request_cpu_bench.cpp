@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       }));
   libdeflate_free_decompressor(inflater);
   if (st.bit_depth == 8) {
-    for (unsigned helpers : {0u, 1u, 3u}) {
+    for (unsigned helpers : {0u, 1u, 3u, 5u, 7u}) {
       const std::string name = "unfilter, " + std::to_string(helpers) + " helpers";
       row(name.c_str(), time_ms(iterations, [&] {
             cua_s1::unfilter_png_rows(filtered.data(), row_bytes, st.height, bpp, raw.data(), helpers);
