@@ -1,6 +1,6 @@
 // Per-stage CPU time of one request outside the model, on the server's GPU path (the decoded
 // picture goes to the backend): median and p90 milliseconds over N runs, one line per stage.
-//   request_cpu_bench MODEL_DIR REQUEST.json [--iterations N]
+//   request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N]
 #include <libdeflate.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/request_validation.hpp"
@@ -28,10 +29,13 @@ struct timing {
   double p50 = 0, p90 = 0;
 };
 
+int pause_ms = 0;  // --pause-ms: idle time before each timed run, as between a client's requests
+
 template <class F>
 timing time_ms(int iterations, F&& body) {
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
+    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     const auto start = clock_type::now();
     body();
     samples.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
@@ -53,12 +57,14 @@ void row(const char* stage, timing t) { std::printf("| %-34s | %7.3f | %7.3f |\n
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: request_cpu_bench MODEL_DIR REQUEST.json [--iterations N]\n");
+    std::fprintf(stderr,
+                 "usage: request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N]\n");
     return 2;
   }
   int iterations = 300;
   for (int i = 3; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--iterations") iterations = std::max(1, std::stoi(argv[i + 1]));
+    else if (std::string(argv[i]) == "--pause-ms") pause_ms = std::max(0, std::stoi(argv[i + 1]));
   auto preparer = cua_s1::request_preparer::load(argv[1]);
   if (!preparer) {
     std::fprintf(stderr, "%s\n", preparer.error().detail.c_str());
