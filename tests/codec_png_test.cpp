@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include <libdeflate.h>
 
 #include "codec/crc32.hpp"
+#include "codec/helper_threads.hpp"
 #include "codec/image_decoder.hpp"
 #include "codec/png_decoder.hpp"
 #include "codec/png_header.hpp"
@@ -258,6 +260,15 @@ BOOST_AUTO_TEST_CASE(png_unfilter_is_the_same_with_any_thread_count) {
     std::vector<uint8_t> together(rows * row_bytes);
     BOOST_TEST(unfilter_png_rows(filtered.data(), row_bytes, rows, bpp, together.data(), helpers));
     BOOST_TEST((together == alone), helpers << " helpers");
+  }
+  // Helpers woken ahead of the call (as the decoder does while inflating): used at once, or back
+  // asleep after their spin; the same bytes either way, and nothing left waiting.
+  for (const int pause_us : {0, 3000}) {
+    wake_helpers_ahead(3, std::chrono::microseconds(1000));
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+    std::vector<uint8_t> together(rows * row_bytes);
+    BOOST_TEST(unfilter_png_rows(filtered.data(), row_bytes, rows, bpp, together.data(), 3));
+    BOOST_TEST((together == alone), "woken ahead, then " << pause_us << " us idle");
   }
   for (const uint32_t bad_row : {0u, rows / 2, rows - 1}) {
     std::vector<uint8_t> broken = filtered, out(rows * row_bytes);
