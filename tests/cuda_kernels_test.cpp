@@ -418,9 +418,38 @@ void check_linear_with_lora(const std::vector<float>& x, const std::vector<float
                        : 0.5 * v * (1 + std::erf(v * 0.7071067811865476));
     });
   }
+  // The vision MLP's fc1 path: bias (stored bf16) and tanh-GELU in the product's epilogue, against
+  // the product in fp32 and the GELU kernel (layer.bias_bf16 unset).
+  double epilogue_apart = 0;
+  if (folded) {
+    const auto dbias_bf16 = to_device_bf16(bias);
+    gpu::device_buffer<__nv_bfloat16> fused(size_t(m * ldo), stream), apart(size_t(m * ldo), stream);
+    BOOST_TEST_REQUIRE(rig().gemm.linear_gelu(dx.get(), m, columns, columns, dw.get(), out,
+                                               fused.get(), ldo, dbias_bf16.get(), stream));
+    ctx.linear_gelu(layer, dx.get(), m, apart.get(), true, ldo);
+    gpu::device_linear with_bf16_bias = layer;
+    with_bf16_bias.bias_bf16 = dbias_bf16.get();
+    gpu::device_buffer<__nv_bfloat16> chosen(size_t(m * ldo), stream);
+    ctx.linear_gelu(with_bf16_bias, dx.get(), m, chosen.get(), true, ldo);
+    const auto f = download(fused.get(), fused.size(), stream);
+    const auto p = download(apart.get(), apart.size(), stream);
+    const auto c = download(chosen.get(), chosen.size(), stream);
+    double largest = 0;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < out; ++col) {
+        const size_t i = size_t(r * ldo + col);
+        const double fe = __bfloat162float(f[i]), pe = __bfloat162float(p[i]);
+        epilogue_apart = std::max(epilogue_apart, std::abs(fe - pe));
+        largest = std::max(largest, std::abs(pe));
+        BOOST_TEST(__bfloat162float(c[i]) == fe);  // linear_gelu takes the epilogue
+      }
+    epilogue_apart /= largest;
+  }
   BOOST_TEST_MESSAGE(what << (folded ? " (folded)" : "") << ": relative error " << plain
                           << ", accumulated " << accumulated << ", tanh-GELU " << gelu_error[1]
-                          << ", erf-GELU " << gelu_error[0]);
+                          << ", erf-GELU " << gelu_error[0] << ", GELU epilogue vs kernel "
+                          << epilogue_apart);
+  BOOST_TEST(epilogue_apart <= 8e-3);  // one bf16 rounding apart at most
   // Unfolded: fp32 accuracy. Folded: the LoRA branch at about 16 bits (each of its products off
   // by up to ~2^-15 = 3e-5).
   const double bound = folded ? 1e-4 : 1e-5;
@@ -432,7 +461,8 @@ void check_linear_with_lora(const std::vector<float>& x, const std::vector<float
 
 // A Linear with bias and an unmerged LoRA (the vision MLP's shape of work) against a float64
 // evaluation of the same bf16 x, W and fp32 bias, A, B: plain, accumulating onto y, and fused with
-// each GELU; the up projection unfolded and folded into the product. With W = 0 the output is the
+// each GELU; the up projection unfolded and folded into the product (there also the GELU in the
+// product's epilogue, the bias in bf16 as the model stores it). With W = 0 the output is the
 // LoRA branch alone: the tensor-core down projection over A's bf16 split must keep fp32 accuracy
 // there (A rounded to bf16 would be off by ~1e-3).
 BOOST_AUTO_TEST_CASE(linear_with_bias_and_lora_matches_float64,
@@ -445,7 +475,7 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_and_lora_matches_float64,
     for (float& e : v) e = bf16_values ? bf16_round(std * value(rng())) : std * value(rng());
     return v;
   };
-  const std::vector<float> x = random(size_t(m * in), 1.0f, true), bias = random(size_t(out), 0.5f, false),
+  const std::vector<float> x = random(size_t(m * in), 1.0f, true), bias = random(size_t(out), 0.5f, true),
                            a = random(size_t(rank * in), 0.07f, false), b = random(size_t(out * rank), 0.05f, false);
   for (const bool zero_weight : {false, true}) {
     BOOST_TEST_CONTEXT((zero_weight ? "W = 0, bias = 0 (the LoRA branch alone)" : "random W")) {
