@@ -1,6 +1,7 @@
 // Elementwise kernels: fp32 math, bf16 rounding only where a GEMM reads; four values per thread
 // where the operands allow float4 loads.
 #include <initializer_list>
+#include <stdexcept>
 
 #include "kernels/common.cuh"
 #include "kernels/elementwise.hpp"
@@ -117,7 +118,27 @@ __global__ void attention_gate_kernel(const float* attended, const float* qg, in
   out[t * width + column] = to_bf16(attended[t * width + column] * sigmoid_f(gate));
 }
 
+// Block r copies run r's last row, 16 bytes a thread a step.
+__global__ void copy_last_rows_kernel(const unsigned char* in, int64_t ld_bytes, row_runs runs,
+                                      int64_t chunks, uint4* out) {
+  const int r = int(blockIdx.x);
+  const uint4* row = reinterpret_cast<const uint4*>(in + (run_bound(runs, r + 1) - 1) * ld_bytes);
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) out[r * chunks + c] = row[c];
+}
+
 }  // namespace
+
+void copy_last_rows(const void* in, int64_t ld_bytes, const row_runs& runs, int64_t row_bytes,
+                    void* out, cudaStream_t stream) {
+  if (runs.count == 0 || row_bytes == 0) return;
+  if (row_bytes % 16 || ld_bytes % 16 || reinterpret_cast<uintptr_t>(in) % 16 ||
+      reinterpret_cast<uintptr_t>(out) % 16)
+    throw std::invalid_argument("copy_last_rows: rows must be 16-byte aligned");
+  copy_last_rows_kernel<<<unsigned(runs.count), threads, 0, stream>>>(
+      static_cast<const unsigned char*>(in), ld_bytes, runs, row_bytes / 16,
+      static_cast<uint4*>(out));
+  check_launch("copy_last_rows");
+}
 
 void f32_to_bf16(const float* in, bf16* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/row_runs.hpp"
+
 namespace cua_s1::kernels {
 
 // out[i] = bf16(in[i]) for n values.
@@ -30,5 +32,11 @@ void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, __nv_bfloa
 // sigmoid(qg[t, h*2D + D + d])), the gate read from the interleaved q_proj output.
 void attention_gate_to_bf16(const float* attended, const float* qg, int64_t tokens, int64_t heads,
                             int64_t head_dim, __nv_bfloat16* out, cudaStream_t stream);
+
+// Packs each run's last row: out row r = in row runs.bounds[r + 1] - 1, `row_bytes` each (in rows
+// `ld_bytes` apart; both multiples of 16, pointers 16-byte aligned). What the readout reads after
+// the last layer's sequence mixing.
+void copy_last_rows(const void* in, int64_t ld_bytes, const row_runs& runs, int64_t row_bytes,
+                    void* out, cudaStream_t stream);
 
 }  // namespace cua_s1::kernels

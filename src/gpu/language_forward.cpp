@@ -65,9 +65,29 @@ deltanet_state deltanet_state_of(prompt_cache& cache, size_t d, const segment& p
   return state;
 }
 
+// Where a layer's sequence mixing adds its output projection: into every row of h, or (the
+// model's last layer, whose other rows nothing reads) into `h` holding only each run's last row
+// (`last_rows`), or nowhere (a segment without a readout: only its K/V rows and GDN state last).
+struct mixing_output {
+  float* h;
+  bool last_rows;
+};
+
+// out_proj(x) added to the rows `target` keeps; x has `width` columns for every row of `runs`.
+void add_output_projection(const forward_context& ctx, const device_linear& out_proj,
+                           const bf16* x, int64_t width, const kernels::row_runs& runs,
+                           int64_t hidden, const mixing_output& target) {
+  if (!target.h) return;
+  if (!target.last_rows) return ctx.linear(out_proj, x, runs.rows(), target.h, hidden, true);
+  device_buffer<bf16> last(size_t(runs.count * width), ctx.stream);
+  kernels::copy_last_rows(x, width * int64_t(sizeof(bf16)), runs, width * int64_t(sizeof(bf16)),
+                          last.get(), ctx.stream);
+  ctx.linear(out_proj, last.get(), runs.count, target.h, hidden, true);
+}
+
 void run_deltanet(const forward_context& ctx, const text_config& config,
                   const device_deltanet& layer, const deltanet_state& state, const bf16* x,
-                  const kernels::row_runs& runs, float* h) {
+                  const kernels::row_runs& runs, const mixing_output& h) {
   const int64_t tokens = runs.rows();
   const cudaStream_t s = ctx.stream;
   const int64_t key_heads = config.linear_num_key_heads, value_heads = config.linear_num_value_heads;
@@ -126,10 +146,11 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
   rule.scratch = scratch.get();
   kernels::gated_delta_rule(rule, s);
 
+  if (!h.h) return;
   device_buffer<bf16> normed(size_t(tokens * v_width), s);
   kernels::gated_rms_norm_to_bf16(o.get(), z, width, value_heads, tokens * value_heads, value_dim,
                                   layer.norm, config.rms_norm_eps, normed.get(), s);
-  ctx.linear(layer.out_proj, normed.get(), tokens, h, config.hidden_size, true);
+  add_output_projection(ctx, layer.out_proj, normed.get(), v_width, runs, config.hidden_size, h);
 }
 
 // K/V rows of the prompt: the `start` rows before the segment (shared by its runs), then the
@@ -143,7 +164,7 @@ struct attention_cache {
 void run_attention_layer(const forward_context& ctx, const text_config& config,
                          const device_attention& layer, const rotary_view& rotary,
                          const attention_cache& cache, const bf16* x,
-                         const kernels::row_runs& runs, float* h) {
+                         const kernels::row_runs& runs, const mixing_output& h) {
   const cudaStream_t s = ctx.stream;
   const int64_t tokens = runs.rows();
   const int64_t head_dim = config.head_dim;
@@ -181,6 +202,7 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   prep.out = k_ready;
   kernels::head_norm_rope_to_bf16(prep, s);
   kernels::f32_to_bf16(v.get(), v_ready, tokens * kv_width, s);
+  if (!h.h) return;  // only the K/V rows are wanted
 
   device_buffer<float> attended(size_t(tokens * q_width), s);
   kernels::attention_problem problem;
@@ -204,7 +226,7 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
 
   device_buffer<bf16> gated(size_t(tokens * q_width), s);
   kernels::attention_gate_to_bf16(attended.get(), qg.get(), tokens, heads, head_dim, gated.get(), s);
-  ctx.linear(layer.o_proj, gated.get(), tokens, h, config.hidden_size, true);
+  add_output_projection(ctx, layer.o_proj, gated.get(), q_width, runs, config.hidden_size, h);
 }
 
 void run_mlp(const forward_context& ctx, const text_config& config, const device_layer& layer,
@@ -332,48 +354,58 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
 
   device_buffer<bf16> normed(size_t(tokens * hidden), s);
   prompt_cache& cache = *in.cache;
+  const int runs = in.runs.count;
+  // After the last layer's sequence mixing only each run's last row is read (all of them while a
+  // probe reports stages; none in a segment without a readout): its output projection, MLP and
+  // the final norm run on those rows alone, packed in `last_rows`.
+  device_buffer<float> last_rows;
   size_t attention_layers = 0, deltanet_layers = 0;
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const device_layer& layer = weights.layers[i];
+    const bool cut = i + 1 == weights.layers.size() && !ctx.probing();
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.input_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
+    mixing_output target{h, false};
+    if (cut && !in.part.readout) {
+      target.h = nullptr;
+    } else if (cut) {
+      last_rows = device_buffer<float>(size_t(runs * hidden), s);
+      kernels::copy_last_rows(h, hidden * int64_t(sizeof(float)), in.runs,
+                              hidden * int64_t(sizeof(float)), last_rows.get(), s);
+      target = {last_rows.get(), true};
+    }
     if (layer.full_attention) {
       const size_t a = attention_layers++;
       run_attention_layer(ctx, config, layer.attention, rotary,
                           {cache.keys.at(a).get(), cache.values.at(a).get(), in.part.start},
-                          normed.get(), in.runs, h);
+                          normed.get(), in.runs, target);
     } else {
       const size_t d = deltanet_layers++;
       run_deltanet(ctx, config, layer.deltanet, deltanet_state_of(cache, d, in.part),
-                   normed.get(), in.runs, h);
+                   normed.get(), in.runs, target);
     }
-    kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.post_attention_norm.weight,
+    if (!target.h) return;
+    const int64_t rows = target.last_rows ? runs : tokens;
+    kernels::rms_norm_zero_centred(target.h, rows, hidden, hidden, layer.post_attention_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
-    run_mlp(ctx, config, layer, normed.get(), tokens, h);
+    run_mlp(ctx, config, layer, normed.get(), rows, target.h);
     ctx.report("language.layers." + std::to_string(i), h, tokens, hidden);
   }
 
   if (!in.part.readout) return;
   // Final norm: every row when a probe wants the stage, else each run's last row alone.
-  const int runs = in.runs.count;
-  device_buffer<float> final_rows(size_t((ctx.probing() ? tokens : runs) * hidden), s);
-  auto last_row = [&](int r) {  // run r's last row after the final norm
-    const int64_t row = in.runs.bounds[r + 1] - 1;
-    return final_rows.get() + (ctx.probing() ? row : r) * hidden;
-  };
-  if (ctx.probing()) {
-    kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, weights.final_norm.weight,
-                                   config.rms_norm_eps, nullptr, final_rows.get(), s);
-    ctx.report("language.norm", final_rows.get(), tokens, hidden);
-  } else {
-    for (int r = 0; r < runs; ++r)
-      kernels::rms_norm_zero_centred(h + (in.runs.bounds[r + 1] - 1) * hidden, 1, hidden, hidden,
-                                     weights.final_norm.weight, config.rms_norm_eps, nullptr,
-                                     last_row(r), s);
+  const int64_t final_count = ctx.probing() ? tokens : runs;
+  const float* final_in = last_rows.get() ? last_rows.get() : h;
+  device_buffer<float> final_rows(size_t(final_count * hidden), s);
+  kernels::rms_norm_zero_centred(final_in, final_count, hidden, hidden, weights.final_norm.weight,
+                                 config.rms_norm_eps, nullptr, final_rows.get(), s);
+  if (ctx.probing()) ctx.report("language.norm", final_rows.get(), tokens, hidden);
+  for (int r = 0; r < runs; ++r) {
+    const int64_t row = ctx.probing() ? in.runs.bounds[r + 1] - 1 : r;
+    kernels::letter_logits(final_rows.get() + row * hidden, weights.embed_tokens,
+                           in.letters + r * max_letters, max_letters, hidden,
+                           in.logits + r * max_letters, s);
   }
-  for (int r = 0; r < runs; ++r)
-    kernels::letter_logits(last_row(r), weights.embed_tokens, in.letters + r * max_letters,
-                           max_letters, hidden, in.logits + r * max_letters, s);
 }
 
 void enqueue_segment(const forward_context& ctx, const model_config& model,
