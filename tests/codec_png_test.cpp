@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE codec_png
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -12,6 +13,7 @@
 #include "codec/crc32.hpp"
 #include "codec/helper_threads.hpp"
 #include "codec/image_decoder.hpp"
+#include "codec/picture_memory.hpp"
 #include "codec/png_decoder.hpp"
 #include "codec/png_header.hpp"
 #include "codec/png_unfilter.hpp"
@@ -217,6 +219,51 @@ BOOST_AUTO_TEST_CASE(png_fast_path_unfilters_large_images_like_libspng) {
     BOOST_TEST_CONTEXT("color type " << int(color_type) << ", depth " << int(bit_depth)) {
       const auto png = make_filtered_png(1283, 301, color_type, bit_depth, {4, 4, 2, 3, 1, 4, 0, 2, 3, 3}, rng);
       expect_fast_path_matches_libspng(png);
+    }
+  }
+}
+
+// A picture memory source installed for the process (the CUDA backend's pinned blocks): large
+// decoded pictures' bytes, and the inflated rows behind them, come from it, with the same pixels
+// as from the heap; small ones stay on the heap; all it handed out comes back.
+BOOST_AUTO_TEST_CASE(decoded_pictures_use_the_installed_picture_memory) {
+  struct counting_memory final : picture_memory {
+    std::atomic<int> handed_out{0}, outstanding{0};
+    void* allocate(size_t bytes) override {
+      ++handed_out;
+      ++outstanding;
+      return ::operator new(bytes, std::align_val_t(64));
+    }
+    void deallocate(void* pointer, size_t bytes) noexcept override {
+      --outstanding;
+      ::operator delete(pointer, bytes, std::align_val_t(64));
+    }
+  } source;
+  std::mt19937 rng(11);
+  for (const auto& [color_type, bit_depth] : {std::pair<uint8_t, uint8_t>{2, 8}, {6, 8}, {0, 16}}) {
+    BOOST_TEST_CONTEXT("color type " << int(color_type) << ", depth " << int(bit_depth)) {
+      const auto png = make_filtered_png(640, 200, color_type, bit_depth, {4, 2, 1, 3, 0}, rng);
+      const auto header = read_png_header(png);
+      BOOST_TEST_REQUIRE(header.has_value());
+      const auto from_heap = decode_png_pixels(png, *header);
+      BOOST_TEST_REQUIRE(from_heap.ok());
+      BOOST_TEST(from_heap->pixels.get_allocator().source == nullptr);
+      use_picture_memory(&source);
+      const int before = source.handed_out;
+      {
+        const auto pooled = decode_png_pixels(png, *header);
+        BOOST_TEST_REQUIRE(pooled.ok());
+        BOOST_TEST(pooled->pixels.get_allocator().source == &source);
+        BOOST_TEST(source.handed_out > before);
+        BOOST_TEST((pooled->pixels == from_heap->pixels));
+        const auto small = make_filtered_png(8, 8, color_type, bit_depth, {1, 4}, rng);
+        const int with_large = source.handed_out;
+        const auto small_picture = decode_png_pixels(small, *read_png_header(small));
+        BOOST_TEST_REQUIRE(small_picture.ok());
+        BOOST_TEST(source.handed_out == with_large);  // under min_picture_memory_bytes
+      }
+      use_picture_memory(nullptr);
+      BOOST_TEST(source.outstanding == 0);
     }
   }
 }

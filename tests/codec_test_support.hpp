@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ inline std::string base64_encode(const std::vector<uint8_t>& data) {
   return out;
 }
 
-inline std::string sha256_hex(const std::vector<uint8_t>& data) {
+inline std::string sha256_hex(std::span<const uint8_t> data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);

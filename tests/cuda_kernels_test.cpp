@@ -23,6 +23,7 @@
 #include "gpu/host_staging.hpp"
 #include "gpu/language_forward.hpp"
 #include "gpu/picture_resize.hpp"
+#include "gpu/pinned_pictures.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
@@ -92,7 +93,7 @@ prepared_request image_request(uint32_t grid_h, uint32_t grid_w, size_t text_bef
 
 rgb_image random_picture(uint32_t width, uint32_t height) {
   std::uniform_int_distribution<int> byte(0, 255);
-  rgb_image picture{width, height, std::vector<uint8_t>(size_t(width) * height * 3)};
+  rgb_image picture{width, height, picture_bytes(size_t(width) * height * 3)};
   for (uint8_t& v : picture.pixels) v = uint8_t(byte(rng()));
   return picture;
 }
@@ -580,16 +581,28 @@ BOOST_AUTO_TEST_CASE(pictures_resized_on_the_gpu_equal_the_host_ones,
                         sizes{300, 100, 256, 128}, sizes{37, 53, 64, 32}, sizes{3000, 2000, 1344, 896},
                         sizes{64, 64, 64, 64}, sizes{1, 1, 32, 32}}) {
     BOOST_TEST_CONTEXT(z.from_w << "x" << z.from_h << " -> " << z.to_w << "x" << z.to_h) {
-      rgb_image picture{z.from_w, z.from_h, std::vector<uint8_t>(size_t(z.from_w) * z.from_h * 3)};
+      rgb_image picture{z.from_w, z.from_h, picture_bytes(size_t(z.from_w) * z.from_h * 3)};
       for (uint8_t& v : picture.pixels) v = uint8_t(byte(rng()));
       const rgb_image expected = resize_bicubic_antialias(picture, z.to_w, z.to_h);
-      gpu::forward_context ctx = rig().context();
-      rig().staging.reset();
-      const gpu::device_buffer<uint8_t> ours = gpu::upload_resized_picture(ctx, picture, z.to_w, z.to_h);
-      const std::vector<uint8_t> got = download(ours.get(), expected.pixels.size(), ctx.stream);
-      size_t mismatches = 0;
-      for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != expected.pixels[i];
-      BOOST_TEST(mismatches == 0u);
+      // The picture's bytes on the heap (uploaded through the staging) and in pinned picture
+      // memory (uploaded straight from there, large pictures only).
+      gpu::pinned_pictures& pinned = gpu::pinned_pictures::instance();
+      for (picture_memory* memory : {static_cast<picture_memory*>(nullptr),
+                                     static_cast<picture_memory*>(&pinned)}) {
+        picture_allocator<uint8_t> allocator;
+        allocator.source = memory;
+        const rgb_image copy{picture.width, picture.height,
+                             picture_bytes(picture.pixels.begin(), picture.pixels.end(), allocator)};
+        BOOST_TEST(pinned.pinned(copy.pixels.data(), copy.pixels.size()) ==
+                   (memory && copy.pixels.size() >= min_picture_memory_bytes));
+        gpu::forward_context ctx = rig().context();
+        rig().staging.reset();
+        const gpu::device_buffer<uint8_t> ours = gpu::upload_resized_picture(ctx, copy, z.to_w, z.to_h);
+        const std::vector<uint8_t> got = download(ours.get(), expected.pixels.size(), ctx.stream);
+        size_t mismatches = 0;
+        for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != expected.pixels[i];
+        BOOST_TEST(mismatches == 0u, (memory ? "pinned" : "heap") << " picture memory");
+      }
     }
   }
 }

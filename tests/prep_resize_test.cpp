@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(pixel_values_match_naive_indexing) {
 BOOST_AUTO_TEST_CASE(pixel_values_left_to_the_backend_keep_the_decoded_picture) {
   processor_config config;
   config.image_mean = {0.25f, 0.5f, 0.75f};
-  rgb_image src{300, 200, std::vector<uint8_t>(300 * 200 * 3)};
+  rgb_image src{300, 200, cua_s1::picture_bytes(300 * 200 * 3)};
   for (size_t i = 0; i < src.pixels.size(); ++i) src.pixels[i] = uint8_t((i * 7919) % 251);
   const auto host = cua_s1::preprocess_image(src, config);
   const auto left = cua_s1::preprocess_image(src, config, cua_s1::pixel_values_on::backend);

@@ -111,7 +111,9 @@ outcome<rgb_image> decode_jpeg_pixels(std::span<const uint8_t> file, const jpeg_
   rgb_image image;
   image.width = header.width;
   image.height = header.height;
-  image.pixels.resize(size_t{image.width} * image.height * 3);
+  // Zeroed: picture memory is reused, and no byte of an earlier picture may survive in rows a
+  // corrupt stream leaves unwritten.
+  image.pixels.assign(size_t{image.width} * image.height * 3, 0);
   // flags = 0: JDCT_ISLOW and fancy upsampling, exactly Pillow's decoder defaults.
   const int rc = tjDecompress2(handle.get(), data, size, image.pixels.data(), width, 0, height,
                                TJPF_RGB, 0);

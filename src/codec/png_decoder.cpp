@@ -93,14 +93,14 @@ struct spng_deleter {
 };
 
 // Decodes the clean PNG to raw big-endian samples (SPNG_FMT_RAW) into `raw`.
-bool spng_decode_raw(const std::vector<uint8_t>& png, std::vector<uint8_t>& raw) {
+bool spng_decode_raw(const std::vector<uint8_t>& png, picture_bytes& raw) {
   std::unique_ptr<spng_ctx, spng_deleter> ctx(spng_ctx_new(0));
   if (!ctx) return false;
   if (spng_set_crc_action(ctx.get(), SPNG_CRC_ERROR, SPNG_CRC_DISCARD) != 0) return false;
   if (spng_set_png_buffer(ctx.get(), png.data(), png.size()) != 0) return false;
   size_t size = 0;
   if (spng_decoded_image_size(ctx.get(), SPNG_FMT_RAW, &size) != 0) return false;
-  raw.resize(size);
+  raw.assign(size, 0);  // interlaced sub-byte rows are OR-ed into the buffer: it must start zeroed
   return spng_decode_image(ctx.get(), raw.data(), raw.size(), SPNG_FMT_RAW, 0) == 0;
 }
 
@@ -112,7 +112,7 @@ struct decompressor_deleter {
 // non-interlaced image whose data is exactly one zlib stream (Adler-32 checked) of exactly
 // height * (1 + row bytes) bytes. False when that does not hold; libspng then decides.
 bool inflate_raw(std::span<const uint8_t> file, const png_stream_state& st, uint32_t w, uint32_t h,
-                 std::span<const png_data_segment> segments, std::vector<uint8_t>& raw) {
+                 std::span<const png_data_segment> segments, picture_bytes& raw) {
   if (st.interlaced || !supported_mode(st.bit_depth, st.color_type)) return false;
   static constexpr int channels[7] = {1, 0, 3, 1, 2, 0, 4};
   const size_t bits = size_t(channels[st.color_type]) * st.bit_depth;
@@ -192,7 +192,7 @@ palette_table palette_lookup(const png_stream_state& st) {
 
 // Converts raw samples of colour type / bit depth to RGB8, the way Pillow's unpacker and
 // convert("RGB") do.
-void raw_to_rgb(const std::vector<uint8_t>& raw, const png_stream_state& st, uint32_t w,
+void raw_to_rgb(const picture_bytes& raw, const png_stream_state& st, uint32_t w,
                 uint32_t h, uint8_t* out) {
   const int bd = st.bit_depth;
   const size_t pixels = size_t{w} * h;
@@ -257,7 +257,7 @@ outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_he
   const uint32_t w = st.has_bbox ? st.bbox_w : st.width;
   const uint32_t h = st.has_bbox ? st.bbox_h : st.height;
   if (w == 0 || h == 0) return invalid();
-  std::vector<uint8_t> raw;
+  picture_bytes raw;  // picture memory: for RGB8 these bytes become the picture
   if (path == png_inflate::libspng_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
     if (path == png_inflate::libdeflate_only) return invalid();
     const std::vector<uint8_t> clean = build_clean_png(file, st, w, h, data->segments);

@@ -17,6 +17,7 @@
 #include "gpu/host_staging.hpp"
 #include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
+#include "gpu/pinned_pictures.hpp"
 #include "gpu/vision_forward.hpp"
 #include "gpu/vision_graphs.hpp"
 #include "kernels/gated_deltanet.hpp"
@@ -288,8 +289,10 @@ outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_
     return failure{500, "CUDA device " + std::to_string(device) + " is not available (" +
                             std::to_string(cuda_device_count()) + " found)"};
   try {
-    return std::unique_ptr<backend>(
-        std::make_unique<cuda_backend>(std::move(weights), std::move(options)));
+    auto made = std::make_unique<cuda_backend>(std::move(weights), std::move(options));
+    // Pictures decoded from now on land in pinned memory the backend uploads from directly.
+    use_picture_memory(&gpu::pinned_pictures::instance());
+    return std::unique_ptr<backend>(std::move(made));
   } catch (const std::exception& error) {
     return failure{500, std::string("cuda backend: ") + error.what()};
   }

@@ -6,10 +6,17 @@
 #include <stdexcept>
 #include <vector>
 
+#include "gpu/pinned_pictures.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/lora.hpp"
 
 namespace cua_s1::gpu {
+
+void forward_context::upload_picture(const uint8_t* data, size_t count, uint8_t* target) const {
+  if (!pinned_pictures::instance().pinned(data, count)) return upload(data, count, target);
+  check_cuda(cudaMemcpyAsync(target, data, count, cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync (picture)");
+}
 
 device_buffer<float> forward_context::lora_parts(const device_linear& layer, const bf16* x,
                                                  int64_t m) const {

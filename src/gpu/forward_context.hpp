@@ -31,6 +31,12 @@ struct forward_context {
                "cudaMemcpyAsync (upload)");
   }
 
+  // Enqueues the upload of a decoded picture's bytes: straight from them when they are pinned
+  // picture memory (gpu/pinned_pictures.hpp; they must then stay alive until the stream has
+  // copied them, as a request's picture does until its run is collected), else through the
+  // staging.
+  void upload_picture(const uint8_t* data, size_t count, uint8_t* target) const;
+
   // y[m, out] (ldy) = x W^T + bias + LoRA, or y += that when `accumulate` (a residual add).
   // x is the bf16 input [m, in] with row stride layer.input_columns(); a folded layer reads its
   // LoRA columns too (fill_lora_columns).

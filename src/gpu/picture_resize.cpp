@@ -62,7 +62,7 @@ device_buffer<uint8_t> upload_resized_picture(const forward_context& ctx, const 
       picture.pixels.size() != size_t(picture.width) * picture.height * 3)
     throw std::invalid_argument("upload_resized_picture: an empty or inconsistent picture");
   device_buffer<uint8_t> source(picture.pixels.size(), ctx.stream);
-  ctx.upload(picture.pixels.data(), picture.pixels.size(), source.get());
+  ctx.upload_picture(picture.pixels.data(), picture.pixels.size(), source.get());
   const picture_resizer resizer(ctx, picture.width, picture.height, width, height);
   device_buffer<uint8_t> resized;
   const uint8_t* out = resizer.resize(ctx, source.get(), resized);

@@ -152,8 +152,8 @@ void upload_image(const forward_context& ctx, const image_plan& plan, const prep
   if (plan.from_values)
     ctx.upload(image.pixel_values.data(), image.pixel_values.size(), static_cast<float*>(input));
   else
-    ctx.upload(image.picture.pixels.data(), image.picture.pixels.size(),
-               static_cast<uint8_t*>(input));
+    ctx.upload_picture(image.picture.pixels.data(), image.picture.pixels.size(),
+                       static_cast<uint8_t*>(input));
 }
 
 void enqueue_encoder(const forward_context& ctx, const vision_config& config,
