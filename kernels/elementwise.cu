@@ -54,11 +54,22 @@ struct gelu_op {
   }
 };
 
+__device__ __forceinline__ float4 load4(const bf16* p) {
+  const uint2 raw = *reinterpret_cast<const uint2*>(p);
+  const float2 low = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+  const float2 high = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+  return make_float4(low.x, low.y, high.x, high.y);
+}
+__device__ __forceinline__ float value_of(float v) { return v; }
+__device__ __forceinline__ float value_of(bf16 v) { return __bfloat162float(v); }
+
+// SiLU(gate) * up in fp32 from fp32 or bf16 operands, rounded once to bf16.
+template <class T>
 struct silu_mul_op {
-  const float* gate;
-  const float* up;
+  const T* gate;
+  const T* up;
   bf16* out;
-  __device__ void one(int64_t i) const { out[i] = to_bf16(silu_f(gate[i]) * up[i]); }
+  __device__ void one(int64_t i) const { out[i] = to_bf16(silu_f(value_of(gate[i])) * value_of(up[i])); }
   __device__ void four(int64_t i) const {
     const float4 g = load4(gate + i), u = load4(up + i);
     store4(out, i, silu_f(g.x) * u.x, silu_f(g.y) * u.y, silu_f(g.z) * u.z, silu_f(g.w) * u.w);
@@ -66,10 +77,11 @@ struct silu_mul_op {
 };
 
 // silu_mul_op over strided rows: blockIdx.y is the row.
-__global__ void silu_mul_rows_kernel(const float* gate, const float* up, int64_t ld, bf16* out,
+template <class T>
+__global__ void silu_mul_rows_kernel(const T* gate, const T* up, int64_t ld, bf16* out,
                                      int64_t cols, bool vectorized) {
   const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const silu_mul_op op{gate + row * ld, up + row * ld, out + row * cols};
+  const silu_mul_op<T> op{gate + row * ld, up + row * ld, out + row * cols};
   if (!vectorized) {
     if (i < cols) op.one(i);
   } else if (4 * i < cols) {
@@ -168,14 +180,27 @@ void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, i
   check_launch("gelu_rows_to_bf16");
 }
 
-void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,
-                      int64_t cols, cudaStream_t stream) {
+template <class T>
+void launch_silu_mul(const T* gate, const T* up, int64_t ld, bf16* out, int64_t rows, int64_t cols,
+                     cudaStream_t stream) {
   if (rows * cols == 0) return;
+  // Four values a thread need 16-byte (fp32) or 8-byte (bf16) aligned rows: ld % 4 == 0 keeps
+  // every row at a multiple of four values from an aligned base.
   const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
   const int64_t items = vectorized ? cols / 4 : cols;
-  silu_mul_rows_kernel<<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
+  silu_mul_rows_kernel<T><<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
       gate, up, ld, out, cols, vectorized);
   check_launch("silu_mul_to_bf16");
+}
+
+void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, bf16* out, int64_t rows,
+                      int64_t cols, cudaStream_t stream) {
+  launch_silu_mul(gate, up, ld, out, rows, cols, stream);
+}
+
+void silu_mul_to_bf16(const bf16* gate, const bf16* up, int64_t ld, bf16* out, int64_t rows,
+                      int64_t cols, cudaStream_t stream) {
+  launch_silu_mul(gate, up, ld, out, rows, cols, stream);
 }
 
 void attention_gate_to_bf16(const float* attended, const float* qg, int64_t tokens, int64_t heads,

@@ -27,6 +27,9 @@ void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, __nv_bfloat1
 // for whole buffers, 2 * cols for the halves of a fused gate/up product (up = gate + cols).
 void silu_mul_to_bf16(const float* gate, const float* up, int64_t ld, __nv_bfloat16* out,
                       int64_t rows, int64_t cols, cudaStream_t stream);
+// The same from the bf16 outputs of a product (a Linear without a separate LoRA branch).
+void silu_mul_to_bf16(const __nv_bfloat16* gate, const __nv_bfloat16* up, int64_t ld,
+                      __nv_bfloat16* out, int64_t rows, int64_t cols, cudaStream_t stream);
 
 // Output gate of full attention: out[t, h*D + d] = bf16(attended[t, h*D + d] *
 // sigmoid(qg[t, h*2D + D + d])), the gate read from the interleaved q_proj output.

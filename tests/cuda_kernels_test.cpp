@@ -505,6 +505,64 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_and_lora_matches_float64,
   }
 }
 
+// The language MLP's gate/up product left in bf16 (merged LoRA): the product equals the fp32
+// product rounded once (cuBLASLt may pick another algorithm for a bf16 output: at most one bf16
+// step apart), and SiLU-mul from those bf16 values equals SiLU-mul from the same values in fp32,
+// bit for bit.
+BOOST_AUTO_TEST_CASE(bf16_gate_up_products_and_their_silu_mul,
+                     *utf::precondition(test::cuda_present)) {
+  const cudaStream_t stream = rig().stream;
+  for (const int64_t m : {int64_t(1), int64_t(37), int64_t(300)}) {
+    BOOST_TEST_CONTEXT(m << " rows") {
+      const int64_t in = 256, inner = 320;
+      std::vector<float> x = random_values(size_t(m * in), -1.0f, 1.0f);
+      std::vector<float> w = random_values(size_t(2 * inner * in), -0.1f, 0.1f);
+      for (float& e : x) e = bf16_round(e);
+      for (float& e : w) e = bf16_round(e);
+      const auto x_dev = to_device_bf16(x);
+      const auto w_dev = to_device_bf16(w);
+      gpu::device_linear gate, up;
+      gate.weight = w_dev.get();
+      up.weight = w_dev.get() + inner * in;
+      gate.out = up.out = inner;
+      gate.in = up.in = in;
+      gpu::forward_context ctx = rig().context();
+      gpu::device_buffer<float> wide(size_t(m * 2 * inner), stream);
+      gpu::device_buffer<__nv_bfloat16> narrow(size_t(m * 2 * inner), stream);
+      ctx.linear(gate, x_dev.get(), m, wide.get(), 2 * inner, false);
+      ctx.linear(up, x_dev.get(), m, wide.get() + inner, 2 * inner, false);
+      ctx.linear_to_bf16(gate, x_dev.get(), m, narrow.get(), 2 * inner);
+      ctx.linear_to_bf16(up, x_dev.get(), m, narrow.get() + inner, 2 * inner);
+      const std::vector<float> fp32 = download(wide.get(), wide.size(), stream);
+      const std::vector<__nv_bfloat16> bf16 = download(narrow.get(), narrow.size(), stream);
+      double worst = 0;
+      for (size_t i = 0; i < fp32.size(); ++i) {
+        const double ours = __bfloat162float(bf16[i]);
+        worst = std::max(worst, std::abs(ours - fp32[i]) / std::max(std::abs(double(fp32[i])), 1e-3));
+      }
+      BOOST_TEST_MESSAGE(m << " rows: bf16 product against fp32, max relative difference " << worst);
+      BOOST_TEST(worst <= 1.0 / 128);  // one bf16 rounding (2^-8 relative) plus order effects
+
+      // SiLU-mul of the bf16 values, and of the same values widened to fp32.
+      std::vector<float> widened(bf16.size());
+      for (size_t i = 0; i < bf16.size(); ++i) widened[i] = __bfloat162float(bf16[i]);
+      const auto widened_dev = to_device(widened);
+      gpu::device_buffer<__nv_bfloat16> from_narrow(size_t(m * inner), stream),
+          from_wide(size_t(m * inner), stream);
+      kernels::silu_mul_to_bf16(narrow.get(), narrow.get() + inner, 2 * inner, from_narrow.get(), m,
+                                inner, stream);
+      kernels::silu_mul_to_bf16(widened_dev.get(), widened_dev.get() + inner, 2 * inner,
+                                from_wide.get(), m, inner, stream);
+      const auto a = download(from_narrow.get(), from_narrow.size(), stream);
+      const auto b = download(from_wide.get(), from_wide.size(), stream);
+      size_t mismatches = 0;
+      for (size_t i = 0; i < a.size(); ++i)
+        mismatches += __bfloat162float(a[i]) != __bfloat162float(b[i]);
+      BOOST_TEST(mismatches == 0u);
+    }
+  }
+}
+
 // pixel values made on the GPU from the 8-bit picture (the server's path) equal the host's
 // write_pixel_values rounded to bf16, bit for bit, for per-channel normalizations and several
 // grids; and a whole request answered from the picture equals the same request given pixel

@@ -34,6 +34,13 @@ void forward_context::fill_lora_columns(const device_linear& layer, bf16* x, int
                            stream);
 }
 
+void forward_context::linear_to_bf16(const device_linear& layer, const bf16* x, int64_t m,
+                                     bf16* y, int64_t ldy) const {
+  if (layer.bias || layer.lora.rank || layer.folded)
+    throw std::logic_error("linear_to_bf16: a Linear with a bias or a LoRA branch");
+  gemm->linear_to_bf16(x, m, layer.in, layer.in, layer.weight, layer.out, y, ldy, stream);
+}
+
 void forward_context::linear(const device_linear& layer, const bf16* x, int64_t m, float* y,
                              int64_t ldy, bool accumulate) const {
   gemm->linear(x, m, layer.input_columns(), layer.input_columns(), layer.weight, layer.out, y, ldy,

@@ -43,6 +43,11 @@ struct forward_context {
   void linear(const device_linear& layer, const bf16* x, int64_t m, float* y, int64_t ldy,
               bool accumulate) const;
 
+  // y[m, out] (ldy, bf16) = x W^T rounded once, for a Linear with neither bias nor a LoRA branch
+  // of its own (merged or none); std::logic_error otherwise.
+  void linear_to_bf16(const device_linear& layer, const bf16* x, int64_t m, bf16* y,
+                      int64_t ldy) const;
+
   // For a folded layer (device_linear::folded): the LoRA down projection of x [m, in] into x's
   // extra columns, which the layer's product then reads. Nothing for other layers.
   void fill_lora_columns(const device_linear& layer, bf16* x, int64_t m) const;

@@ -233,12 +233,22 @@ void run_mlp(const forward_context& ctx, const text_config& config, const device
              const bf16* x, int64_t tokens, float* h) {
   const cudaStream_t s = ctx.stream;
   const int64_t inner = config.intermediate_size;
-  device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);  // row t: [gate_t | up_t]
-  ctx.linear(layer.gate_proj, x, tokens, gate_up.get(), 2 * inner, false);
-  ctx.linear(layer.up_proj, x, tokens, gate_up.get() + inner, 2 * inner, false);
   device_buffer<bf16> product(size_t(tokens * inner), s);
-  kernels::silu_mul_to_bf16(gate_up.get(), gate_up.get() + inner, 2 * inner, product.get(), tokens,
-                            inner, s);
+  if (!layer.gate_proj.lora.rank && !layer.up_proj.lora.rank) {
+    // Without a LoRA branch of their own (merged at load) gate and up leave the product in bf16,
+    // as the reference's bf16 Linears do: half the bytes written and read again.
+    device_buffer<bf16> gate_up(size_t(tokens * 2 * inner), s);  // row t: [gate_t | up_t]
+    ctx.linear_to_bf16(layer.gate_proj, x, tokens, gate_up.get(), 2 * inner);
+    ctx.linear_to_bf16(layer.up_proj, x, tokens, gate_up.get() + inner, 2 * inner);
+    kernels::silu_mul_to_bf16(gate_up.get(), gate_up.get() + inner, 2 * inner, product.get(),
+                              tokens, inner, s);
+  } else {
+    device_buffer<float> gate_up(size_t(tokens * 2 * inner), s);
+    ctx.linear(layer.gate_proj, x, tokens, gate_up.get(), 2 * inner, false);
+    ctx.linear(layer.up_proj, x, tokens, gate_up.get() + inner, 2 * inner, false);
+    kernels::silu_mul_to_bf16(gate_up.get(), gate_up.get() + inner, 2 * inner, product.get(),
+                              tokens, inner, s);
+  }
   ctx.linear(layer.down_proj, product.get(), tokens, h, config.hidden_size, true);
 }
 

@@ -60,12 +60,14 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   const int align_a = alignment_of(call.a, (call.lda | call.stride_a) * 2);
   const int align_b = alignment_of(call.b, (call.ldb | call.stride_b) * 2);
   const bool gelu = call.gelu_out != nullptr;
-  const int align_c = gelu ? alignment_of(call.gelu_out, (call.ldc | call.stride_c) * 2)
-                           : alignment_of(call.c, (call.ldc | call.stride_c) * 4);
+  const bool narrow = gelu || call.bf16_out;  // D in bf16
+  const int align_c = narrow ? alignment_of(gelu ? call.gelu_out : call.bf16_out,
+                                            (call.ldc | call.stride_c) * 2)
+                             : alignment_of(call.c, (call.ldc | call.stride_c) * 4);
   const key id{call.m,        call.n,        call.k,        call.lda,     call.ldb,
                call.ldc,      call.b_transposed, call.batch, call.stride_a, call.stride_b,
                call.stride_c, align_a,       align_b,       align_c,      call.beta != 0.0f,
-               call.bias != nullptr, gelu, call.gelu_bias != nullptr};
+               call.bias != nullptr, gelu, call.gelu_bias != nullptr, narrow};
   auto found = plans_.find(id);
   if (found != plans_.end()) return *found->second;
 
@@ -87,7 +89,7 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
                "cublasLtMatrixLayoutCreate(B)");
   check_cublas(cublasLtMatrixLayoutCreate(&p->second, CUDA_R_16BF, call.k, call.m, call.lda),
                "cublasLtMatrixLayoutCreate(A)");
-  check_cublas(cublasLtMatrixLayoutCreate(&p->out, gelu ? CUDA_R_16BF : CUDA_R_32F, call.n, call.m,
+  check_cublas(cublasLtMatrixLayoutCreate(&p->out, narrow ? CUDA_R_16BF : CUDA_R_32F, call.n, call.m,
                                           call.ldc),
                "cublasLtMatrixLayoutCreate(C)");
   set_layout_batch(p->first, call.batch, call.stride_b);
@@ -160,6 +162,8 @@ bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
   const bool gelu = call.gelu_out != nullptr;
   if (gelu && (call.beta != 0.0f || call.bias))
     throw std::logic_error("lt_gemm: a GELU product takes neither beta nor an fp32 bias");
+  if (call.bf16_out && (gelu || call.beta != 0.0f || call.bias))
+    throw std::logic_error("lt_gemm: a bf16 product takes no GELU, beta or bias");
   const plan& p = plan_for(call);
   if (!p.runnable) return false;
   if (p.bias_epilogue) {
@@ -168,7 +172,8 @@ bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
                                                 sizeof bias),
                  "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
   }
-  void* out = gelu ? static_cast<void*>(call.gelu_out) : call.c;
+  void* out = gelu ? static_cast<void*>(call.gelu_out)
+                   : call.bf16_out ? static_cast<void*>(call.bf16_out) : call.c;
   // C^T[n, m] = op(B)^T[n, k] A^T[k, m] in column-major terms.
   check_cublas(cublasLtMatmul(handle_, p.desc, &call.alpha, call.b, p.first, call.a, p.second,
                               &call.beta, out, p.out, out, p.out, &p.algo, workspace_,
@@ -214,6 +219,14 @@ bool lt_gemm::linear_gelu(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t 
   call.gelu_out = y;
   call.gelu_bias = bias;
   return run(call, stream);
+}
+
+void lt_gemm::linear_to_bf16(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                            const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y, int64_t ldy,
+                            cudaStream_t stream) {
+  gemm_call call = linear_call(x, m, k, ldx, weight, n, ldy);
+  call.bf16_out = y;
+  if (!run(call, stream)) throw std::logic_error("lt_gemm: a bf16 product reported a bias");
 }
 
 }  // namespace cua_s1::gpu

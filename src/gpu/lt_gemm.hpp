@@ -33,6 +33,8 @@ struct gemm_call {
   // on the fp32 accumulator and rounded once to bf16; gelu_bias (bf16, n values) may be null.
   __nv_bfloat16* gelu_out = nullptr;
   const __nv_bfloat16* gelu_bias = nullptr;
+  // Set instead of c (beta 0, no bias, no GELU): D = A op(B) rounded once to bf16.
+  __nv_bfloat16* bf16_out = nullptr;
   int32_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
@@ -61,12 +63,17 @@ class lt_gemm {
                                  const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y,
                                  int64_t ldy, const __nv_bfloat16* bias, cudaStream_t stream);
 
+  // y[m, n] (ldy, bf16) = x[m, k] W[n, k]^T, the fp32 accumulator rounded once.
+  void linear_to_bf16(const __nv_bfloat16* x, int64_t m, int64_t k, int64_t ldx,
+                      const __nv_bfloat16* weight, int64_t n, __nv_bfloat16* y, int64_t ldy,
+                      cudaStream_t stream);
+
   size_t plans() const { return plans_.size(); }
 
  private:
   struct plan;
   using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
-                         int64_t, int64_t, int64_t, int, int, int, bool, bool, bool, bool>;
+                         int64_t, int64_t, int64_t, int, int, int, bool, bool, bool, bool, bool>;
   const plan& plan_for(const gemm_call& call);
 
   cublasLtHandle_t handle_ = nullptr;
