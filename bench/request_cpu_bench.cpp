@@ -1,6 +1,6 @@
 // Per-stage CPU time of one request outside the model, on the server's GPU path (the decoded
 // picture goes to the backend): median and p90 milliseconds over N runs, one line per stage.
-//   request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N]
+//   request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N] [--spin]
 #include <libdeflate.h>
 
 #include <algorithm>
@@ -30,12 +30,22 @@ struct timing {
 };
 
 int pause_ms = 0;  // --pause-ms: idle time before each timed run, as between a client's requests
+bool spin = false;  // --spin: the pause busy-waits on the timing thread instead of sleeping
+
+// The idle time before a run: asleep, or spinning (the core kept busy, as a polling thread would).
+void pause_before_run() {
+  if (pause_ms <= 0) return;
+  if (!spin) return std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  const auto until = clock_type::now() + std::chrono::milliseconds(pause_ms);
+  while (clock_type::now() < until) {
+  }
+}
 
 template <class F>
 timing time_ms(int iterations, F&& body) {
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
-    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+    pause_before_run();
     const auto start = clock_type::now();
     body();
     samples.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - start).count());
@@ -58,13 +68,14 @@ void row(const char* stage, timing t) { std::printf("| %-34s | %7.3f | %7.3f |\n
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N]\n");
+                 "usage: request_cpu_bench MODEL_DIR REQUEST.json [--iterations N] [--pause-ms N] [--spin]\n");
     return 2;
   }
   int iterations = 300;
-  for (int i = 3; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--iterations") iterations = std::max(1, std::stoi(argv[i + 1]));
-    else if (std::string(argv[i]) == "--pause-ms") pause_ms = std::max(0, std::stoi(argv[i + 1]));
+  for (int i = 3; i < argc; ++i)
+    if (std::string(argv[i]) == "--spin") spin = true;
+    else if (i + 1 < argc && std::string(argv[i]) == "--iterations") iterations = std::max(1, std::stoi(argv[i + 1]));
+    else if (i + 1 < argc && std::string(argv[i]) == "--pause-ms") pause_ms = std::max(0, std::stoi(argv[i + 1]));
   auto preparer = cua_s1::request_preparer::load(argv[1]);
   if (!preparer) {
     std::fprintf(stderr, "%s\n", preparer.error().detail.c_str());

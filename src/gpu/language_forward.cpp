@@ -166,45 +166,58 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
                          const attention_cache& cache, const bf16* x,
                          const kernels::row_runs& runs, const mixing_output& h) {
   const cudaStream_t s = ctx.stream;
-  const int64_t tokens = runs.rows();
+  const int64_t tokens = runs.rows(), hidden = config.hidden_size;
   const int64_t head_dim = config.head_dim;
   const int64_t heads = config.num_attention_heads, kv_heads = config.num_key_value_heads;
   const int64_t q_width = heads * head_dim, kv_width = kv_heads * head_dim;
 
-  device_buffer<float> qg(size_t(tokens * 2 * q_width), s);
+  // Every row's keys and values go to the cache.
   device_buffer<float> k(size_t(tokens * kv_width), s), v(size_t(tokens * kv_width), s);
-  ctx.linear(layer.q_proj, x, tokens, qg.get(), 2 * q_width, false);
   ctx.linear(layer.k_proj, x, tokens, k.get(), kv_width, false);
   ctx.linear(layer.v_proj, x, tokens, v.get(), kv_width, false);
-
-  device_buffer<bf16> q_ready(size_t(tokens * q_width), s);
   bf16* const k_ready = cache.keys + cache.start * kv_width;
   bf16* const v_ready = cache.values + cache.start * kv_width;
   kernels::head_norm_rope_args prep;
-  prep.in = qg.get();
-  prep.ld_in = 2 * q_width;
-  prep.head_stride = 2 * head_dim;  // q_proj rows are [q | gate] per head
+  prep.in = k.get();
+  prep.ld_in = kv_width;
+  prep.head_stride = head_dim;
   prep.tokens = tokens;
-  prep.heads = heads;
+  prep.heads = kv_heads;
   prep.head_dim = head_dim;
-  prep.weight = layer.q_norm;
+  prep.weight = layer.k_norm;
   prep.eps = config.rms_norm_eps;
   prep.cos = rotary.cos;
   prep.sin = rotary.sin;
   prep.half = rotary.half;
-  prep.out = q_ready.get();
-  kernels::head_norm_rope_to_bf16(prep, s);
-  prep.in = k.get();
-  prep.ld_in = kv_width;
-  prep.head_stride = head_dim;
-  prep.heads = kv_heads;
-  prep.weight = layer.k_norm;
   prep.out = k_ready;
   kernels::head_norm_rope_to_bf16(prep, s);
   kernels::f32_to_bf16(v.get(), v_ready, tokens * kv_width, s);
   if (!h.h) return;  // only the K/V rows are wanted
 
-  device_buffer<float> attended(size_t(tokens * q_width), s);
+  // The model's last layer over one run wants the last row's query alone; it sees every key.
+  const bool last_query = h.last_rows && runs.count == 1;
+  const int64_t queries = last_query ? 1 : tokens;
+  device_buffer<bf16> last_x;
+  if (last_query) {
+    last_x = device_buffer<bf16>(size_t(hidden), s);
+    kernels::copy_last_rows(x, hidden * int64_t(sizeof(bf16)), runs, hidden * int64_t(sizeof(bf16)),
+                            last_x.get(), s);
+  }
+  device_buffer<float> qg(size_t(queries * 2 * q_width), s);
+  ctx.linear(layer.q_proj, last_query ? last_x.get() : x, queries, qg.get(), 2 * q_width, false);
+  device_buffer<bf16> q_ready(size_t(queries * q_width), s);
+  prep.in = qg.get();
+  prep.ld_in = 2 * q_width;
+  prep.head_stride = 2 * head_dim;  // q_proj rows are [q | gate] per head
+  prep.tokens = queries;
+  prep.heads = heads;
+  prep.weight = layer.q_norm;
+  prep.cos = rotary.cos + (tokens - queries) * rotary.half;
+  prep.sin = rotary.sin + (tokens - queries) * rotary.half;
+  prep.out = q_ready.get();
+  kernels::head_norm_rope_to_bf16(prep, s);
+
+  device_buffer<float> attended(size_t(queries * q_width), s);
   kernels::attention_problem problem;
   problem.q = q_ready.get();
   problem.ldq = q_width;
@@ -214,9 +227,11 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   problem.ldv = kv_width;
   problem.out = attended.get();
   problem.ldo = q_width;
-  problem.tokens = tokens;
-  problem.keys = cache.start;  // every run sees these, then its own rows
-  problem.runs = runs;
+  problem.tokens = queries;
+  // Every run sees the cached rows before the segment, then its own rows; the last query alone
+  // sees all rows before it as that prefix, then its own.
+  problem.keys = last_query ? cache.start + tokens - 1 : cache.start;
+  problem.runs = last_query ? kernels::single_run(1) : runs;
   problem.q_heads = heads;
   problem.kv_heads = kv_heads;
   problem.head_dim = head_dim;
@@ -224,9 +239,12 @@ void run_attention_layer(const forward_context& ctx, const text_config& config,
   problem.causal = true;
   kernels::flash_attention(problem, s);
 
-  device_buffer<bf16> gated(size_t(tokens * q_width), s);
-  kernels::attention_gate_to_bf16(attended.get(), qg.get(), tokens, heads, head_dim, gated.get(), s);
-  add_output_projection(ctx, layer.o_proj, gated.get(), q_width, runs, config.hidden_size, h);
+  device_buffer<bf16> gated(size_t(queries * q_width), s);
+  kernels::attention_gate_to_bf16(attended.get(), qg.get(), queries, heads, head_dim, gated.get(), s);
+  if (last_query)
+    ctx.linear(layer.o_proj, gated.get(), 1, h.h, hidden, true);
+  else
+    add_output_projection(ctx, layer.o_proj, gated.get(), q_width, runs, hidden, h);
 }
 
 void run_mlp(const forward_context& ctx, const text_config& config, const device_layer& layer,
