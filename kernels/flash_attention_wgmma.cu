@@ -1,9 +1,11 @@
 // Flash attention on Hopper warpgroup MMAs (wgmma, sm_90a) for head size 64 without a causal
 // mask: a block of two warpgroups owns 128 queries of one head of one run; each warpgroup keeps
 // its 64 rows' Q fragments (the A operand, in registers), online-softmax state and fp32 output
-// in registers. K/V tiles of 64 keys stream through double-buffered shared memory by cp.async
-// in the 128-byte-swizzled layout wgmma reads (K as the K-major B of S = Q K^T, V as the N-major
+// in registers. K/V tiles of 64 keys stream through three shared-memory stages by cp.async in
+// the 128-byte-swizzled layout wgmma reads (K as the K-major B of S = Q K^T, V as the N-major
 // B of O += P V); P goes from the S accumulators to bf16 A fragments without touching memory.
+// Software-pipelined in each warpgroup: the scores of tile t + 1 and the product P_t V_t are in
+// flight together, and the softmax of tile t + 1 runs while P_t V_t is still on the tensor cores.
 // Same arithmetic as the mma.sync kernel: fp32 scores and sums, P rounded to bf16 before P V.
 #include "kernels/flash_attention_wgmma.hpp"
 
@@ -23,9 +25,9 @@ constexpr uint32_t tile_bytes = keys_per_tile * head_dim * 2;  // 8 KiB
 constexpr int warpgroups = 2;
 constexpr int block_threads = warpgroups * 128;
 constexpr int block_queries = warpgroups * 64;
-// Tile t being read while t + 1 comes in (its copies start after a block barrier, when both
-// warpgroups are done with t - 1, whose stage it takes).
-constexpr int stages = 2;
+// Iteration t reads K of tile t + 1 and V of tile t while tile t + 2 comes in (its copies start
+// after a block barrier, when both warpgroups are done with tile t - 1, whose stage it takes).
+constexpr int stages = 3;
 constexpr size_t shared_bytes = 2 * stages * tile_bytes + 1024;  // 1 KiB to align
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled tile (1024-byte
@@ -34,26 +36,43 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
   return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
 }
 
-// Rows [first, first + 64) of one head's keys (or values) into a swizzled tile; rows from
-// `rows` on are zeros.
-__device__ __forceinline__ void load_tile(uint32_t tile, const bf16* head, int64_t ld,
-                                          int64_t first, int64_t rows) {
-  const int chunk = int(threadIdx.x & 7);
+// This thread's part of the 64-row tiles of one head's keys (or values), copied tile after
+// tile: 16-byte chunk threadIdx % 8 of rows threadIdx / 8 and threadIdx / 8 + 32 of each, into a
+// swizzled tile; rows past the run's end become zeros. The state advances by additions only.
+struct tile_copier {
+  const unsigned char* next;  // the thread's first row of the next tile
+  const unsigned char* head;  // a valid address for the zero-filled chunks (nothing is read)
+  int64_t half_tile_bytes;    // 32 rows
+  int remaining;              // rows from the thread's first row of the next tile to the end
+  uint32_t offset[2];         // shared-memory byte offsets of the thread's two chunks
+
+  __device__ __forceinline__ tile_copier(const bf16* head_, int64_t ld, int rows) {
+    const int chunk = int(threadIdx.x & 7), row = int(threadIdx.x >> 3);
+    head = reinterpret_cast<const unsigned char*>(head_);
+    next = head + (row * ld + chunk * 8) * int64_t(sizeof(bf16));
+    half_tile_bytes = 32 * ld * int64_t(sizeof(bf16));
+    remaining = rows - row;
 #pragma unroll
-  for (int pass = 0; pass < keys_per_tile * 8 / block_threads; ++pass) {
-    const int row = int(threadIdx.x >> 3) + pass * (block_threads / 8);
-    const bool valid = first + row < rows;
-    attention::copy16(tile + swizzled(row, chunk), valid ? head + (first + row) * ld + chunk * 8 : head,
-                      valid);
+    for (int pass = 0; pass < 2; ++pass) offset[pass] = swizzled(row + pass * 32, chunk);
   }
-}
+  // The next tile into `tile`.
+  __device__ __forceinline__ void copy_next(uint32_t tile) {
+    const unsigned char* second = next + half_tile_bytes;
+    attention::copy16(tile + offset[0], remaining > 0 ? next : head, remaining > 0);
+    attention::copy16(tile + offset[1], remaining > 32 ? second : head, remaining > 32);
+    next = second + half_tile_bytes;
+    remaining -= keys_per_tile;
+  }
+};
+static_assert(keys_per_tile * 8 == 2 * block_threads, "two 16-byte chunks a thread a tile");
 
 #ifdef CUA_S1_WGMMA_DEVICE
-// A shared-memory matrix descriptor: 128B swizzle, 8-row groups 1024 bytes apart. (The leading
+// A shared-memory matrix descriptor of the tile at shared address 16 `address16` (below 2^14:
+// shared memory ends under 256 KiB): 128B swizzle, 8-row groups 1024 bytes apart. (The leading
 // offset only matters past one 64-element swizzle atom, which these tiles never span.)
-__device__ __forceinline__ uint64_t descriptor(uint32_t address) {
-  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(1024 >> 4) << 16 |
-         uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+__device__ __forceinline__ uint64_t descriptor(uint32_t address16) {
+  return uint64_t(address16) | uint64_t(1024 >> 4) << 16 | uint64_t(1024 >> 4) << 32 |
+         uint64_t(1) << 62;
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -104,24 +123,25 @@ __device__ __forceinline__ void q_pieces(const bf16* row, bool valid, int kk, in
   high = valid ? *reinterpret_cast<const uint32_t*>(row + kk * 16 + 8 + quad * 2) : 0u;
 }
 
-// Scores of key tile `stage` for this warpgroup's rows: s = Q K^T, issued (not waited for).
+// Scores of the key tile at shared address 16 `k_tile` for this warpgroup's rows: s = Q K^T,
+// issued (not waited for).
 __device__ __forceinline__ void issue_scores(float (&s)[8][4], const uint32_t (&qf)[4][4],
                                              uint32_t k_tile) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<0>(s, qf[kk], descriptor(k_tile + kk * 32), kk > 0);
+  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<0>(s, qf[kk], descriptor(k_tile + kk * 32 / 16), kk > 0);
   wgmma_commit();
 }
 
-// o += P V of value tile `v_tile`, issued (not waited for).
+// o += P V of the value tile at shared address 16 `v_tile`, issued (not waited for).
 __device__ __forceinline__ void issue_values(float (&o)[8][4], const uint32_t (&pf)[4][4],
                                              uint32_t v_tile) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<1>(o, pf[kk], descriptor(v_tile + kk * 16 * 128), true);
+  for (int kk = 0; kk < 4; ++kk) wgmma_64x64x16<1>(o, pf[kk], descriptor(v_tile + kk * 16 * 128 / 16), true);
   wgmma_commit();
 }
 
 // Scores of keys past the run's end become -inf.
-__device__ __forceinline__ void mask_tail(float (&s)[8][4], int64_t key0, int64_t tokens, int quad) {
+__device__ __forceinline__ void mask_tail(float (&s)[8][4], int key0, int tokens, int quad) {
   if (key0 + keys_per_tile <= tokens) return;
 #pragma unroll
   for (int n = 0; n < 8; ++n)
@@ -135,38 +155,40 @@ __global__ void __launch_bounds__(block_threads, 2)
     flash_attention_wgmma_kernel(attention_problem p, float scale_log2) {
 #ifdef CUA_S1_WGMMA_DEVICE
   extern __shared__ __align__(1024) unsigned char shared_bytes_[];
-  // Stage i: K tile at tiles_base + 2 i tile_bytes, V tile right after it.
-  const uint32_t tiles_base = (attention::shared_address(shared_bytes_) + 1023u) & ~1023u;
-  auto k_stage = [&](int t) { return tiles_base + uint32_t(t % stages) * 2 * tile_bytes; };
-
   const int head = int(blockIdx.y);
   const int kv_head = head / int(p.q_heads / p.kv_heads);
   const int64_t run_first = run_bound(p.runs, int(blockIdx.z));
-  const int64_t tokens = run_bound(p.runs, int(blockIdx.z) + 1) - run_first;
-  const int64_t q0 = int64_t(blockIdx.x) * block_queries;
+  const int tokens = int(run_bound(p.runs, int(blockIdx.z) + 1) - run_first);
+  const int q0 = int(blockIdx.x) * block_queries;
   if (q0 >= tokens) return;  // a run shorter than the longest
-  const bf16* k_head = p.k + run_first * p.ldk + kv_head * head_dim;
-  const bf16* v_head = p.v + run_first * p.ldv + kv_head * head_dim;
-  const int tiles = int((tokens + keys_per_tile - 1) / keys_per_tile);
-  auto load = [&](int t) {  // tile t's keys and values into its stage, one commit group
-    if (t >= tiles) return;
-    load_tile(k_stage(t), k_head, p.ldk, int64_t(t) * keys_per_tile, tokens);
-    load_tile(k_stage(t) + tile_bytes, v_head, p.ldv, int64_t(t) * keys_per_tile, tokens);
+  tile_copier keys(p.k + run_first * p.ldk + kv_head * head_dim, p.ldk, tokens);
+  tile_copier values(p.v + run_first * p.ldv + kv_head * head_dim, p.ldv, tokens);
+  const int tiles = (tokens + keys_per_tile - 1) / keys_per_tile;
+  // The stages (K tile, V tile right after it) of tiles t, t + 1 and t + 2, in shared address
+  // 16-byte units for the descriptors; they rotate after each tile.
+  constexpr uint32_t stage16 = 2 * tile_bytes / 16, v16 = tile_bytes / 16;
+  uint32_t stage_t = ((attention::shared_address(shared_bytes_) + 1023u) & ~1023u) / 16;
+  uint32_t stage_next = stage_t + stage16, stage_after = stage_t + 2 * stage16;
+  auto load = [&](int t, uint32_t stage) {  // tile t into `stage`, one (maybe empty) group
+    if (t < tiles) {
+      keys.copy_next(stage * 16);
+      values.copy_next(stage * 16 + tile_bytes);
+    }
     attention::copies_commit();
   };
-  load(0);
+  load(0, stage_t);
+  load(1, stage_next);
 
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int group = lane >> 2, quad = lane & 3;
   // Warp w holds rows 16 w .. 16 w + 15 of the block's (warpgroup w / 4: 64 w / 4 onwards).
-  const int64_t warp_row = q0 + warp * 16;
-  const bool active = q0 + (warp >> 2) * 64 < tokens;  // warpgroup-uniform
+  const int warp_row = q0 + warp * 16;
 
   uint32_t qf[4][4];  // A fragments of Q: k step kk, rows group / group + 8, low / high columns
   const bf16* q_head = p.q + run_first * p.ldq + head * head_dim;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const int64_t row = warp_row + group + i * 8;
+    const int row = warp_row + group + i * 8;
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
       q_pieces(q_head + row * p.ldq, row < tokens, kk, quad, qf[kk][i], qf[kk][2 + i]);
@@ -174,32 +196,55 @@ __global__ void __launch_bounds__(block_threads, 2)
 
   float o[8][4] = {};
   float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
-  for (int t = 0; t < tiles; ++t) {
-    attention::copies_wait<0>();  // tile t is in
-    // The copies were generic-proxy writes; wgmma reads through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // both warpgroups are done with tile t - 1's stage, which t + 1 takes
-    load(t + 1);
-    if (!active) continue;
-    float s[8][4] = {};
-    wgmma_fence();
-    issue_scores(s, qf, k_stage(t));
-    wgmma_wait<0>();
-    settle(s);
-    mask_tail(s, int64_t(t) * keys_per_tile, tokens, quad);
-    float alpha[2];
+  float s[8][4] = {};  // scores, then probabilities, of the newest tile
+  uint32_t pf[4][4];   // P of the tile whose P V comes next, as A fragments per 16 keys
+  float alpha[2];
+  // The newest tile's scores (issued and waited for) into probabilities and the running state.
+  auto softmax_of = [&](int t) {
+    mask_tail(s, t * keys_per_tile, tokens, quad);
     attention::softmax_step(s, running_max, running_sum, alpha, scale_log2);
-    attention::rescale_rows(o, alpha);
-    uint32_t pf[4][4];  // P as A fragments, one per k step of 16 keys
+  };
+  auto take_probabilities = [&] {
 #pragma unroll
     for (int j = 0; j < 4; ++j) attention::probability_fragment(s, j, pf[j]);
+  };
+
+  attention::copies_wait<1>();  // tile 0 is in
+  // The copies were generic-proxy writes; wgmma reads through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  wgmma_fence();
+  issue_scores(s, qf, stage_t);
+  wgmma_wait<0>();
+  settle(s);
+  softmax_of(0);  // o is still zero: nothing to rescale
+  take_probabilities();
+  for (int t = 0; t + 1 < tiles; ++t) {
+    attention::copies_wait<0>();  // tile t + 1 is in
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();  // both warpgroups are done with tile t - 1's stage, which t + 2 takes
+    load(t + 2, stage_after);
     wgmma_fence();
-    issue_values(o, pf, k_stage(t) + tile_bytes);
+    issue_scores(s, qf, stage_next);  // s is free: tile t's P is in pf
+    issue_values(o, pf, stage_t + v16);
+    wgmma_wait<1>();  // the scores are in; P_t V_t may still run
+    settle(s);
+    softmax_of(t + 1);
     wgmma_wait<0>();
     settle(o);
+    attention::rescale_rows(o, alpha);
+    take_probabilities();  // pf is free once P_t V_t is done
+    const uint32_t done = stage_t;
+    stage_t = stage_next;
+    stage_next = stage_after;
+    stage_after = done;
   }
-  if (active)
-    attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
+  // The last tile's P V (its values came in with it).
+  wgmma_fence();
+  issue_values(o, pf, stage_t + v16);
+  wgmma_wait<0>();
+  settle(o);
+  attention::store_rows<head_dim>(p, o, running_sum, warp_row + group, tokens, run_first, head);
 #endif
 }
 
@@ -211,6 +256,7 @@ bool flash_attention_wgmma_applies(const attention_problem& p) {
   return false;
 #else
   if (p.portable || p.head_dim != head_dim || p.causal || p.keys != 0) return false;
+  if (p.runs.longest() > (int64_t(1) << 30)) return false;  // the kernel counts rows in int
   // One answer per process: the backend drives one kind of GPU.
   static const bool hopper = [] {
     int device = 0, major = 0, minor = 0;
