@@ -160,9 +160,10 @@ BOOST_AUTO_TEST_CASE(concurrent_bodies_equal_serial_bodies) {
   std::vector<std::string> concurrent(names.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> clients;
+  const unsigned short port = server().port();  // here: Boost.Test is not thread-safe
   for (int c = 0; c < 8; ++c) {
     clients.emplace_back([&] {
-      http_connection connection(server().port());
+      http_connection connection(port);
       for (size_t i; (i = next.fetch_add(1)) < names.size();)
         concurrent[i] = connection.post("/v1/systemone", request_body(names[i])).body;
     });

@@ -22,11 +22,12 @@ server_process& server() {
   return instance;
 }
 
-// Sends `parts` with `pause` between them, then reads the server's answer (status 0 when the
-// connection closes without one).
-http_reply send_slowly(const std::vector<std::string>& parts, std::chrono::milliseconds pause) {
+// Sends `parts` with `pause` between them to the server at `port`, then reads its answer (status
+// 0 when the connection closes without one). No Boost.Test calls: it also runs on other threads.
+http_reply send_slowly(unsigned short port, const std::vector<std::string>& parts,
+                       std::chrono::milliseconds pause) {
   namespace http = boost::beast::http;
-  http_connection connection(server().port());
+  http_connection connection(port);
   boost::system::error_code ec;
   for (const std::string& part : parts) {
     boost::asio::write(connection.socket(), boost::asio::buffer(part), ec);
@@ -51,12 +52,14 @@ void expect_408(const http_reply& reply) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(headers_that_never_end_get_408) {
-  expect_408(send_slowly({"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: appl"},
+  expect_408(send_slowly(server().port(),
+                         {"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: appl"},
                          std::chrono::milliseconds(0)));
 }
 
 BOOST_AUTO_TEST_CASE(a_body_shorter_than_its_content_length_gets_408) {
-  expect_408(send_slowly({"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: "
+  expect_408(send_slowly(server().port(),
+                         {"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: "
                           "application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":"},
                          std::chrono::milliseconds(0)));
 }
@@ -67,17 +70,20 @@ BOOST_AUTO_TEST_CASE(a_request_dribbled_a_byte_at_a_time_gets_408_at_the_timeout
   std::vector<std::string> bytes;
   for (char c : request) bytes.emplace_back(1, c);  // ~70 bytes at 50 ms: 3.5 s > 1 s
   // With a timeout per read instead of per request this would be answered 200.
-  expect_408(send_slowly(bytes, std::chrono::milliseconds(50)));
+  expect_408(send_slowly(server().port(), bytes, std::chrono::milliseconds(50)));
 }
 
 BOOST_AUTO_TEST_CASE(other_clients_are_served_while_slow_ones_wait) {
+  // The port is read here: Boost.Test's assertions (server() has one) are not thread-safe.
+  const unsigned short port = server().port();
   std::vector<std::future<http_reply>> slow;
   for (int i = 0; i < 8; ++i)
-    slow.push_back(std::async(std::launch::async, [] {
-      return send_slowly({"POST /v1/systemone HTTP/1.1\r\nHost: x\r\n"}, std::chrono::milliseconds(0));
+    slow.push_back(std::async(std::launch::async, [port] {
+      return send_slowly(port, {"POST /v1/systemone HTTP/1.1\r\nHost: x\r\n"},
+                         std::chrono::milliseconds(0));
     }));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  http_connection connection(server().port());
+  http_connection connection(port);
   const http_reply answer =
       connection.post("/v1/systemone", read_file(fixture_path("prepare/requests/std-small.json")));
   BOOST_TEST(answer.status == 200, answer.body);
