@@ -36,6 +36,8 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
       preparer_(std::move(preparer)),
       options_(std::move(options)),
       admission_(options_.limits),
+      backend_description_(model->description()),
+      pixel_values_made_(model->pixel_values_made()),
       decode_pool_(options_.decode_threads),
       executor_(std::move(model), [this](const std::string& reason) {
         failed_ = true;
@@ -73,7 +75,7 @@ void decision_engine::start(std::string body, std::string request_id, cancel_fla
                 {{"request_id", request_id}, {"stage", "decode"}});
       return complete(not_run(*refused));
     }
-    auto prepared = preparer_->prepare(std::move(request), executor_.model().pixel_values_made());
+    auto prepared = preparer_->prepare(std::move(request), pixel_values_made_);
     if (!prepared) {
       admission_.release(questions);
       return complete(error_response(prepared.error()));
@@ -87,12 +89,12 @@ void decision_engine::start(std::string body, std::string request_id, cancel_fla
     metrics_.inflight_questions += static_cast<int64_t>(questions);
     executor_.submit(shared, [this, shared, questions, received, request_id = std::move(request_id),
                               complete = std::move(complete)](
-                                 outcome<std::vector<question_logits>> logits) {
+                                 executor_actor::run_result result) {
       metrics_.inflight_requests -= 1;
       metrics_.inflight_questions -= static_cast<int64_t>(questions);
-      auto seconds = executor_.model().last_run_seconds();
-      metrics_.observe_stage(stage::vision, seconds.vision);
-      metrics_.observe_stage(stage::language, seconds.language);
+      metrics_.observe_stage(stage::vision, result.seconds.vision);
+      metrics_.observe_stage(stage::language, result.seconds.language);
+      const auto& logits = result.logits;
       const bool dropped =  // the executor did not run it
           !logits && (logits.error().status == 503 || logits.error().status == 499);
       if (dropped)

@@ -99,7 +99,7 @@ class decision_engine {
   // The "status" of /health while not ready: "starting", "draining" or "failed".
   const char* unready_state() const;
   const std::string& identity() const { return options_.identity; }
-  std::string backend_description() const { return executor_.model().description(); }
+  std::string backend_description() const { return backend_description_; }
   size_t queued_requests() const { return admission_.queued_requests(); }
   server_metrics& metrics() { return metrics_; }
   const server_metrics& metrics() const { return metrics_; }
@@ -112,6 +112,9 @@ class decision_engine {
   std::shared_ptr<const request_preparer> preparer_;
   engine_options options_;
   admission admission_;
+  // Read from the backend before the executor takes it: the backend is the executor's alone.
+  std::string backend_description_;
+  pixel_values_on pixel_values_made_;
   boost::asio::thread_pool decode_pool_;
   executor_actor executor_;
   std::atomic<bool> ready_{false};

@@ -17,9 +17,13 @@ executor_actor::~executor_actor() { stop(); }
 void executor_actor::stop() {
   boost::asio::post(thread_, [this] {
     stopping_ = true;
-    if (!in_flight_) start_next();  // answers the queue
+    while (!queue_.empty()) {
+      job refused = std::move(queue_.front());
+      queue_.pop_front();
+      answer_unrun(refused, {503, "server is shutting down"});
+    }
   });
-  thread_.join();
+  thread_.join();  // returns once the run in flight has been collected
 }
 
 void executor_actor::submit(std::shared_ptr<const prepared_request> request, completion done,
@@ -31,20 +35,23 @@ void executor_actor::submit(std::shared_ptr<const prepared_request> request, com
   });
 }
 
+// Answers a job the backend did not run (and spent no time on).
+void executor_actor::answer_unrun(job& unrun, failure why) {
+  auto done = std::move(unrun.done);
+  unrun = {};
+  done({std::move(why), {}});
+}
+
 void executor_actor::start_next() {
   while (!in_flight_ && !queue_.empty()) {
     current_ = std::move(queue_.front());
     queue_.pop_front();
     if (stopping_) {
-      auto done = std::move(current_.done);
-      current_ = {};
-      done(failure{503, "server is shutting down"});
+      answer_unrun(current_, {503, "server is shutting down"});
       continue;
     }
     if (auto refused = current_.when.refusal("the model could run it")) {
-      auto done = std::move(current_.done);
-      current_ = {};
-      done(*refused);
+      answer_unrun(current_, *refused);
       continue;
     }
     try {
@@ -52,9 +59,7 @@ void executor_actor::start_next() {
     } catch (const std::exception& e) {
       // Backends report failures as values; an exception here is a bug, never a crash.
       log_event(log_level::error, "backend_exception", {{"what", std::string_view(e.what())}});
-      auto done = std::move(current_.done);
-      current_ = {};
-      done(failure{500, "inference failed"});
+      answer_unrun(current_, {500, "inference failed"});
       continue;
     }
     if (in_flight_->ready())
@@ -82,6 +87,7 @@ void executor_actor::finish() {
     log_event(log_level::error, "backend_exception", {{"what", std::string_view(e.what())}});
   }
   in_flight_.reset();
+  const backend::stage_seconds seconds = model_->last_run_seconds();
   auto done = std::move(current_.done);
   current_ = {};
   if (!model_->usable() && !reported_unusable_) {
@@ -90,7 +96,7 @@ void executor_actor::finish() {
     log_event(log_level::error, "backend_unusable", {{"detail", std::string_view(reason)}});
     if (on_unusable_) on_unusable_(reason);
   }
-  done(std::move(result));
+  done({std::move(result), seconds});
 }
 
 }  // namespace cua_s1

@@ -20,15 +20,23 @@ namespace cua_s1 {
 // thread waits on the device.
 class executor_actor {
  public:
-  using completion = std::function<void(outcome<std::vector<question_logits>>)>;
+  // What one job gives back: the letter logits (or why there are none) and the seconds the
+  // backend spent in the vision encoder and the language prefills of this run (zero when the
+  // job did not run), read on the actor's thread as the run is collected.
+  struct run_result {
+    outcome<std::vector<question_logits>> logits;
+    backend::stage_seconds seconds;
+  };
+  using completion = std::function<void(run_result)>;
   // Called once, on the actor's thread, when the backend has become unusable.
   using unusable_handler = std::function<void(const std::string& reason)>;
 
   explicit executor_actor(std::unique_ptr<backend> model, unusable_handler on_unusable = {});
   ~executor_actor();  // stop()
 
-  // Finishes the run in flight, answers every queued job 503 "shutting down" without running
-  // it, and joins the actor's thread. Idempotent; later submissions are answered the same way.
+  // Answers every queued job 503 "server is shutting down" at once without running it, finishes
+  // the run in flight, and joins the actor's thread. Idempotent. Submit nothing after it: a job
+  // submitted once the thread has been joined is never run nor answered.
   void stop();
 
   using clock = std::chrono::steady_clock;
@@ -38,8 +46,6 @@ class executor_actor {
   // gets 503 (deadline passed) or 499 (client gone).
   void submit(std::shared_ptr<const prepared_request> request, completion done,
               start_condition when = {});
-
-  const backend& model() const { return *model_; }
 
   // Poll interval while a run is in flight.
   static constexpr std::chrono::microseconds poll_interval{50};
@@ -53,6 +59,7 @@ class executor_actor {
   void start_next();
   void poll();
   void finish();
+  void answer_unrun(job& unrun, failure why);
 
   std::unique_ptr<backend> model_;
   unusable_handler on_unusable_;
