@@ -1,5 +1,5 @@
-// The request path: validate on the caller's thread, reserve capacity, prepare on the decode
-// pool, run on the executor actor, assemble and complete.
+// The request path as its stages: admit (the caller's thread) -> decode the body -> prepare
+// (the decode pool) -> run (the executor actor) -> answer (the answer thread).
 #include "actors/decision_engine.hpp"
 
 #include <chrono>
@@ -27,7 +27,33 @@ decision_response not_run(const failure& why) {
   return response;
 }
 
+// 503 with Retry-After for a request the admission refused (logged).
+decision_response at_capacity(const std::string& request_id) {
+  log_event(log_level::warning, "at_capacity", {{"request_id", request_id}});
+  decision_response busy = error_response({503, "server at capacity, retry later"});
+  busy.retry_after_seconds = 1;
+  return busy;
+}
+
 }  // namespace
+
+// One request between its stages: what it came with, its hold on capacity and, once prepared,
+// the model inputs. Each stage hands it to the next; every path ends in finish(), once.
+struct decision_engine::request_in_flight {
+  std::string body;
+  std::string request_id;
+  clock::time_point received;
+  start_condition when;
+  admission::ticket ticket;
+  std::function<void(decision_response)> complete;
+  std::shared_ptr<const prepared_request> prepared;
+
+  // Gives the capacity back, then answers.
+  void finish(decision_response response) {
+    ticket.release();
+    complete(std::move(response));
+  }
+};
 
 decision_engine::decision_engine(boost::asio::any_io_executor io,
                                  std::shared_ptr<const request_preparer> preparer,
@@ -45,72 +71,97 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
         if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
       }) {}
 
-// Members die in reverse order, but the executor's completions use the admission and the
-// metrics: stop the decode pool, then the executor, before anything else goes.
+// Members die in reverse order, but every stage uses the admission and the metrics: drain the
+// stages in their order (decode pool, executor, answer thread) before anything else goes.
 decision_engine::~decision_engine() {
   decode_pool_.join();
   executor_.stop();
+  answer_thread_.join();
 }
 
+// Admit, on the caller's thread: a request slot before anything else, or 503 at once.
 void decision_engine::start(std::string body, std::string request_id, cancel_flag cancelled,
                             std::function<void(decision_response)> complete) {
-  using clock = std::chrono::steady_clock;
   const auto received = clock::now();
-  auto request = preparer_->parse(body);
-  if (!request) return complete(error_response(request.error()));
-  const size_t questions = request->questions.size();
-  if (!admission_.try_reserve(questions)) {
-    log_event(log_level::warning, "at_capacity", {{"request_id", request_id}});
-    decision_response busy = error_response({503, "server at capacity, retry later"});
-    busy.retry_after_seconds = 1;
-    return complete(std::move(busy));
+  auto ticket = admission_.try_admit();
+  if (!ticket) return complete(at_capacity(request_id));
+  auto request = std::make_shared<request_in_flight>(request_in_flight{
+      std::move(body), std::move(request_id), received,
+      start_condition{received + options_.request_timeout, std::move(cancelled)},
+      std::move(*ticket), std::move(complete), nullptr});
+  boost::asio::post(decode_pool_, [this, request] { decode_and_prepare(request); });
+}
+
+// Decode the body, count its questions, prepare: on the decode pool, off the network threads.
+void decision_engine::decode_and_prepare(const std::shared_ptr<request_in_flight>& request) {
+  if (auto refused = request->when.refusal("it could start")) {
+    log_event(log_level::warning, refused->status == 499 ? "request_cancelled" : "request_timeout",
+              {{"request_id", request->request_id}, {"stage", "decode"}});
+    return request->finish(not_run(*refused));
   }
-  const start_condition when{received + options_.request_timeout, std::move(cancelled)};
-  boost::asio::post(decode_pool_, [this, questions, received, when, request = std::move(*request),
-                                   request_id = std::move(request_id),
-                                   complete = std::move(complete)]() mutable {
-    if (auto refused = when.refusal("it could start")) {
-      admission_.release(questions);
-      log_event(log_level::warning, refused->status == 499 ? "request_cancelled" : "request_timeout",
-                {{"request_id", request_id}, {"stage", "decode"}});
-      return complete(not_run(*refused));
-    }
-    auto prepared = preparer_->prepare(std::move(request), pixel_values_made_);
-    if (!prepared) {
-      admission_.release(questions);
-      return complete(error_response(prepared.error()));
-    }
-    metrics_.observe_stage(stage::decode, prepared->decode_seconds);
-    metrics_.observe_stage(stage::prepare, prepared->prepare_seconds);
-    metrics_.observe_image_pixels(double(prepared->image.width) * prepared->image.height);
-    for (const auto& q : prepared->questions) metrics_.observe_prompt_tokens(double(q.input_ids.size()));
-    auto shared = std::make_shared<const prepared_request>(std::move(*prepared));
-    metrics_.inflight_requests += 1;
-    metrics_.inflight_questions += static_cast<int64_t>(questions);
-    executor_.submit(shared, [this, shared, questions, received, request_id = std::move(request_id),
-                              complete = std::move(complete)](
-                                 executor_actor::run_result result) {
-      metrics_.inflight_requests -= 1;
-      metrics_.inflight_questions -= static_cast<int64_t>(questions);
-      metrics_.observe_stage(stage::vision, result.seconds.vision);
-      metrics_.observe_stage(stage::language, result.seconds.language);
-      const auto& logits = result.logits;
-      const bool dropped =  // the executor did not run it
-          !logits && (logits.error().status == 503 || logits.error().status == 499);
-      if (dropped)
-        log_event(log_level::warning, "request_not_run",
-                  {{"request_id", request_id}, {"detail", logits.error().detail}});
-      else if (!logits)
-        log_event(log_level::error, "inference_failed",
-                  {{"request_id", request_id}, {"detail", logits.error().detail}});
-      decision_response response =
-          dropped ? not_run(logits.error()) : assemble_response(options_.identity, *shared, logits);
-      admission_.release(questions);
-      metrics_.observe_stage(stage::total,
-                             std::chrono::duration<double>(clock::now() - received).count());
-      complete(std::move(response));
-    }, when);
-  });
+  auto decoded = decode_body(std::move(request->body));  // the body is freed once decoded
+  if (!decoded) return request->finish(error_response(decoded.error()));
+  if (!request->ticket.try_add_questions(decoded->questions.size()))
+    return request->finish(at_capacity(request->request_id));
+  auto prepared = prepare(std::move(*decoded));
+  if (!prepared) return request->finish(error_response(prepared.error()));
+  request->prepared = std::move(*prepared);
+  run(request);
+}
+
+// The body as a validated request: strict JSON and the contract (400/422). Compressed and
+// multipart bodies are to be decoded here too.
+outcome<decision_request> decision_engine::decode_body(std::string body) const {
+  return preparer_->parse(body);
+}
+
+// Image decoding, preprocessing, prompts, tokens and positions (422), with their metrics.
+outcome<std::shared_ptr<const prepared_request>> decision_engine::prepare(
+    decision_request request) {
+  auto prepared = preparer_->prepare(std::move(request), pixel_values_made_);
+  if (!prepared) return prepared.error();
+  metrics_.observe_stage(stage::decode, prepared->decode_seconds);
+  metrics_.observe_stage(stage::prepare, prepared->prepare_seconds);
+  metrics_.observe_image_pixels(double(prepared->image.width) * prepared->image.height);
+  for (const auto& q : prepared->questions)
+    metrics_.observe_prompt_tokens(double(q.input_ids.size()));
+  return std::make_shared<const prepared_request>(std::move(*prepared));
+}
+
+// Run, on the executor actor; its result goes straight on to the answer thread.
+void decision_engine::run(const std::shared_ptr<request_in_flight>& request) {
+  const auto questions = static_cast<int64_t>(request->prepared->questions.size());
+  metrics_.inflight_requests += 1;
+  metrics_.inflight_questions += questions;
+  auto ran = [this, request, questions](executor_actor::run_result result) {
+    metrics_.inflight_requests -= 1;
+    metrics_.inflight_questions -= questions;
+    boost::asio::post(answer_thread_, [this, request, result = std::move(result)]() mutable {
+      answer(*request, std::move(result));
+    });
+  };
+  executor_.submit(request->prepared, std::move(ran), request->when);
+}
+
+// Answer, on the answer thread: the stage metrics, the logs and the response JSON.
+void decision_engine::answer(request_in_flight& request, executor_actor::run_result result) {
+  metrics_.observe_stage(stage::vision, result.seconds.vision);
+  metrics_.observe_stage(stage::language, result.seconds.language);
+  const auto& logits = result.logits;
+  const bool dropped =  // the executor did not run it
+      !logits && (logits.error().status == 503 || logits.error().status == 499);
+  if (dropped)
+    log_event(log_level::warning, "request_not_run",
+              {{"request_id", request.request_id}, {"detail", logits.error().detail}});
+  else if (!logits)
+    log_event(log_level::error, "inference_failed",
+              {{"request_id", request.request_id}, {"detail", logits.error().detail}});
+  decision_response response =
+      dropped ? not_run(logits.error())
+              : assemble_response(options_.identity, *request.prepared, logits);
+  metrics_.observe_stage(stage::total,
+                         std::chrono::duration<double>(clock::now() - request.received).count());
+  request.finish(std::move(response));
 }
 
 outcome<bool> decision_engine::warm_up() {

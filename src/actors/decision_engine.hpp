@@ -1,5 +1,5 @@
-// The decision engine: the library entry point for Asio hosts. Validation, admission, the decode
-// pool, the executor actor and response assembly behind one async_decide().
+// The decision engine: the library entry point for Asio hosts. Admission, body decoding, the
+// decode pool, the executor actor and answer assembly behind one async_decide().
 #pragma once
 
 #include <atomic>
@@ -23,7 +23,7 @@
 namespace cua_s1 {
 
 struct engine_options {
-  size_t decode_threads = 2;  // threads for base64, image decoding, preprocessing, tokenizing
+  size_t decode_threads = 2;  // threads for body decoding, images, preprocessing, tokenizing
   admission_limits limits;
   std::string identity = model_identity;  // the "model" of answers and /health
   // Work not started this long after the request arrived is dropped and answered 503 (checked
@@ -105,8 +105,17 @@ class decision_engine {
   const server_metrics& metrics() const { return metrics_; }
 
  private:
+  struct request_in_flight;
+  using clock = std::chrono::steady_clock;
+
+  // The request path, stage by stage (decision_engine.cpp).
   void start(std::string body, std::string request_id, cancel_flag cancelled,
              std::function<void(decision_response)> complete);
+  void decode_and_prepare(const std::shared_ptr<request_in_flight>& request);
+  outcome<decision_request> decode_body(std::string body) const;
+  outcome<std::shared_ptr<const prepared_request>> prepare(decision_request request);
+  void run(const std::shared_ptr<request_in_flight>& request);
+  void answer(request_in_flight& request, executor_actor::run_result result);
 
   boost::asio::any_io_executor io_;
   std::shared_ptr<const request_preparer> preparer_;
@@ -115,7 +124,9 @@ class decision_engine {
   // Read from the backend before the executor takes it: the backend is the executor's alone.
   std::string backend_description_;
   pixel_values_on pixel_values_made_;
-  boost::asio::thread_pool decode_pool_;
+  boost::asio::thread_pool decode_pool_;  // body decoding and preparation
+  // Answer assembly, apart from the decode pool so that it never waits behind image decodes.
+  boost::asio::thread_pool answer_thread_{1};
   executor_actor executor_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
