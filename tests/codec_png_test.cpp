@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE codec_png
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include <libdeflate.h>
+#include <zlib.h>
 
 #include "codec/crc32.hpp"
 #include "codec/helper_threads.hpp"
@@ -380,4 +382,95 @@ BOOST_AUTO_TEST_CASE(png_mutation_fuzz) {
   BOOST_TEST(ok > 0u);
   BOOST_TEST(rejected > 0u);
   BOOST_TEST(fast_decoded > 0u);
+}
+
+namespace {
+
+// `base` with `chunks` (whole chunks: length, name, data, CRC) inserted before its first IDAT,
+// or before IEND (`after_data`).
+std::vector<uint8_t> with_chunks(std::vector<uint8_t> base, const std::vector<uint8_t>& chunks,
+                                 bool after_data) {
+  const char* name = after_data ? "IEND" : "IDAT";
+  auto at = std::search(base.begin(), base.end(), name, name + 4) - 4;
+  base.insert(at, chunks.begin(), chunks.end());
+  return base;
+}
+
+std::vector<uint8_t> png_chunk(const char* name, const std::vector<uint8_t>& data) {
+  std::vector<uint8_t> out(4);
+  const uint32_t n = static_cast<uint32_t>(data.size());
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(n >> (24 - 8 * i));
+  out.insert(out.end(), name, name + 4);
+  out.insert(out.end(), data.begin(), data.end());
+  const uint32_t crc = crc32_update(crc32_update(0, out.data() + 4, 4), data.data(), data.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(crc >> (24 - 8 * i)));
+  return out;
+}
+
+// `head` followed by `size` bytes of 'a' compressed as a zlib stream.
+std::vector<uint8_t> compressed_text(std::vector<uint8_t> head, size_t size) {
+  std::vector<uint8_t> text(size, 'a');
+  uLongf length = compressBound(text.size());
+  std::vector<uint8_t> z(length);
+  BOOST_TEST_REQUIRE(compress2(z.data(), &length, text.data(), text.size(), 9) == Z_OK);
+  head.insert(head.end(), z.begin(), z.begin() + static_cast<std::ptrdiff_t>(length));
+  return head;
+}
+
+}  // namespace
+
+// Pillow inflates zTXt, iTXt and iCCP payloads to at most 1 MiB each (ValueError beyond, which
+// fails Image.open or load) and at most 64 MiB of text in all; the verdicts below are Pillow
+// 11.3.0's on the same files (checked once with it). A 200 MiB bomb costs us 1 MiB of inflate.
+BOOST_AUTO_TEST_CASE(png_compressed_text_and_icc_chunks_inflate_as_far_as_pillow_allows) {
+  const auto base = read_file(fixture_dir() + "/png_ct2_8.png");
+  const size_t mib = 1 << 20;
+  struct kind {
+    const char* name;
+    std::vector<uint8_t> head;  // up to the zlib stream
+    bool also_after_data;
+  };
+  const kind kinds[] = {{"zTXt", {'k', 0, 0}, true},
+                        {"iCCP", {'p', 0, 0}, true},
+                        {"iTXt", {'k', 0, 1, 0, 0, 0}, false}};
+  for (const auto& k : kinds) {
+    for (const size_t size : {mib - 1, mib, mib + 1}) {
+      for (const bool after : {false, true}) {
+        if (after && !k.also_after_data) continue;
+        BOOST_TEST_CONTEXT(k.name << " inflating to " << size << (after ? " after" : " before")
+                                  << " the image data") {
+          const auto file = with_chunks(base, png_chunk(k.name, compressed_text(k.head, size)), after);
+          const auto r = decode_image(file, image_mime::png);
+          if (size <= mib) {
+            BOOST_TEST(r.ok());
+          } else {
+            BOOST_TEST_REQUIRE(!r.ok());
+            BOOST_TEST(r.error().status == 422);
+            BOOST_TEST(r.error().detail == "invalid image data");
+          }
+        }
+      }
+    }
+  }
+  // A 200 MiB zTXt bomb is refused after 1 MiB of output.
+  const auto bomb = with_chunks(base, png_chunk("zTXt", compressed_text({'k', 0, 0}, 200 * mib)), false);
+  BOOST_TEST(bomb.size() < 400'000u);
+  BOOST_TEST(!decode_image(bomb, image_mime::png).ok());
+  // A corrupt stream is ignored (zlib.error is caught)...
+  auto corrupt = compressed_text({'k', 0, 0}, 1000);
+  corrupt[10] ^= 0xFF;
+  BOOST_TEST(decode_image(with_chunks(base, png_chunk("zTXt", corrupt), false), image_mime::png).ok());
+  // ...unless the output passes 1 MiB before the corruption is reached.
+  auto late = compressed_text({'k', 0, 0}, mib + 1);
+  late.back() ^= 0xFF;  // the Adler-32
+  BOOST_TEST(!decode_image(with_chunks(base, png_chunk("zTXt", late), false), image_mime::png).ok());
+  // Text in all: 67 chunks of 1,000,000 characters pass, 68 (68,000,000 > 64 MiB) do not.
+  const auto one = png_chunk("zTXt", compressed_text({'k', 0, 0}, 1'000'000));
+  for (const int count : {67, 68}) {
+    std::vector<uint8_t> chunks;
+    for (int i = 0; i < count; ++i) chunks.insert(chunks.end(), one.begin(), one.end());
+    BOOST_TEST_CONTEXT(count << " text chunks") {
+      BOOST_TEST(decode_image(with_chunks(base, chunks, false), image_mime::png).ok() == (count == 67));
+    }
+  }
 }

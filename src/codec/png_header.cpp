@@ -4,8 +4,10 @@
 #include <cstring>
 #include <string_view>
 
+#include "codec/bounded_inflate.hpp"
 #include "codec/byte_reader.hpp"
 #include "codec/crc32.hpp"
+#include "common/utf8.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -72,6 +74,64 @@ bool read_chunk_header(std::span<const uint8_t> file, size_t pos, chunk_ref& out
   return is_chunk_name(out.cid);
 }
 
+// Pillow's MAX_TEXT_CHUNK (one compressed text or ICC chunk inflates to at most this) and
+// MAX_TEXT_MEMORY (the text of all chunks together); beyond either it raises ValueError.
+constexpr size_t max_text_chunk = 1024 * 1024;
+constexpr uint64_t max_text_memory = 64 * max_text_chunk;
+
+// _safe_zlib_decompress: false where Pillow raises (too large); a corrupt stream is Pillow's
+// caught zlib.error, reported through `corrupt`.
+bool safe_zlib_decompress(std::span<const uint8_t> stream, std::vector<uint8_t>& out,
+                          bool& corrupt) {
+  auto inflated = bounded_zlib_inflate(stream, max_text_chunk);
+  if (inflated.verdict == bounded_inflate_result::too_large) return false;
+  corrupt = inflated.verdict == bounded_inflate_result::corrupt;
+  out = std::move(inflated.output);
+  return true;
+}
+
+// check_text_memory: false once the text seen so far exceeds MAX_TEXT_MEMORY.
+bool count_text(png_stream_state& st, uint64_t characters) {
+  st.text_memory += characters;
+  return st.text_memory <= max_text_memory;
+}
+
+// The position of the first NUL at or after `from`, or s.size().
+size_t find_nul(std::span<const uint8_t> s, size_t from = 0) {
+  while (from < s.size() && s[from] != 0) ++from;
+  return from;
+}
+
+// chunk_iTXt: only a compressed text that inflates too large, or too much text, raises.
+bool check_itxt(std::span<const uint8_t> s, png_stream_state& st) {
+  const size_t key_end = find_nul(s);
+  if (key_end == s.size() || s.size() - (key_end + 1) < 2) return true;
+  const bool compressed = s[key_end + 1] != 0;
+  const uint8_t method = s[key_end + 2];
+  const std::span<const uint8_t> rest = s.subspan(key_end + 3);
+  const size_t lang_end = find_nul(rest);
+  if (lang_end == rest.size()) return true;
+  const size_t tag_end = find_nul(rest, lang_end + 1);
+  if (tag_end == rest.size()) return true;
+  std::span<const uint8_t> text = rest.subspan(tag_end + 1);
+  std::vector<uint8_t> inflated;
+  if (compressed) {
+    if (method != 0) return true;
+    bool corrupt = false;
+    if (!safe_zlib_decompress(text, inflated, corrupt)) return false;
+    if (corrupt) return true;
+    text = inflated;
+  }
+  auto as_text = [](std::span<const uint8_t> bytes) {
+    return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  const auto lang = as_text(rest.first(lang_end));
+  const auto tag = as_text(rest.subspan(lang_end + 1, tag_end - lang_end - 1));
+  if (!utf8::is_valid(lang) || !utf8::is_valid(tag) || !utf8::is_valid(as_text(text)))
+    return true;  // UnicodeError: the chunk is skipped
+  return count_text(st, utf8::code_point_count(as_text(text)));
+}
+
 bool payload_available(std::span<const uint8_t> file, const chunk_ref& c) {
   return file.size() - (c.pos + 8) >= c.length;
 }
@@ -108,19 +168,33 @@ bool run_handler(chunk_kind kind, std::span<const uint8_t> s, png_stream_state& 
     case chunk_kind::sRGB: return !s.empty();
     case chunk_kind::pHYs: return s.size() >= 9;
     case chunk_kind::iCCP: {
-      // comp_method = s[s.find(b"\0") + 1]; find() == -1 reads s[0].
-      size_t i = 0;
-      while (i < s.size() && s[i] != 0) ++i;
+      // comp_method = s[s.find(b"\0") + 1]; find() == -1 reads s[0]; the profile follows.
+      const size_t i = find_nul(s);
       const size_t method_at = (i == s.size()) ? 0 : i + 1;
-      if (method_at >= s.size()) return false;
-      return s[method_at] == 0;
+      if (method_at >= s.size() || s[method_at] != 0) return false;
+      std::vector<uint8_t> profile;
+      bool corrupt = false;
+      return safe_zlib_decompress(s.subspan(method_at + 1), profile, corrupt);
+    }
+    case chunk_kind::tEXt: {
+      const size_t key_end = find_nul(s);
+      if (key_end == 0) return true;  // no key: nothing stored or counted
+      return count_text(st, key_end == s.size() ? 0 : s.size() - key_end - 1);
     }
     case chunk_kind::zTXt: {
-      size_t i = 0;
-      while (i < s.size() && s[i] != 0) ++i;
-      if (i + 1 < s.size()) return s[i + 1] == 0;
-      return true;
+      const size_t key_end = find_nul(s);
+      std::span<const uint8_t> compressed;  // v[1:]
+      if (key_end + 1 < s.size()) {
+        if (s[key_end + 1] != 0) return false;  // "Unknown compression method"
+        compressed = s.subspan(key_end + 2);
+      }
+      std::vector<uint8_t> text;
+      bool corrupt = false;
+      if (!safe_zlib_decompress(compressed, text, corrupt)) return false;
+      if (key_end == 0) return true;
+      return count_text(st, corrupt ? 0 : text.size());
     }
+    case chunk_kind::iTXt: return check_itxt(s, st);
     case chunk_kind::acTL: {
       if (s.size() < 8) return false;
       if (st.n_frames) {
@@ -149,7 +223,7 @@ bool run_handler(chunk_kind kind, std::span<const uint8_t> s, png_stream_state& 
       st.bbox_h = static_cast<uint32_t>(h);
       return true;
     }
-    default: return true;  // tEXt, iTXt, eXIf and unknown chunks never raise on content
+    default: return true;  // eXIf and unknown chunks never raise on content
   }
 }
 

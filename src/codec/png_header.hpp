@@ -24,6 +24,7 @@ struct png_stream_state {
   bool has_bbox = false;             // fcTL region
   uint32_t bbox_x = 0, bbox_y = 0, bbox_w = 0, bbox_h = 0;
   bool default_image = false;  // IDAT after acTL without fcTL: an extra, hidden frame
+  uint64_t text_memory = 0;    // characters of text chunks so far (Pillow's check_text_memory)
 };
 
 struct png_header {
