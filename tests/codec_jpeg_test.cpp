@@ -151,3 +151,40 @@ BOOST_AUTO_TEST_CASE(jpeg_mutation_fuzz) {
   BOOST_TEST(ok > 0u);
   BOOST_TEST(rejected > 0u);
 }
+
+// Encoders write 6 (grayscale) or 10 (colour) progressive scans; a file of thousands of tiny
+// scans takes seconds to decode. More than image_limits::max_jpeg_scans is refused before
+// decoding (a deliberate divergence: Pillow decodes such files, slowly).
+BOOST_AUTO_TEST_CASE(jpeg_scan_count_is_limited) {
+  const auto colour = read_file(fixture_dir() + "/jpeg_420_progressive.jpg");
+  BOOST_TEST(walk_jpeg_stream(colour).scans == 10u);
+  BOOST_TEST(walk_jpeg_stream(read_file(fixture_dir() + "/jpeg_420.jpg")).scans == 1u);
+  const auto gray = read_file(fixture_dir() + "/jpeg_gray_progressive.jpg");
+  const uint32_t own = walk_jpeg_stream(gray).scans;
+  BOOST_TEST(own == 6u);
+  // Extra AC scans of the one component (Pillow 11.3.0 decodes every count below).
+  const uint8_t scan[] = {0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x3F, 0x00, 0x00, 0x01};
+  auto with_scans = [&](uint32_t total) {
+    std::vector<uint8_t> file(gray.begin(), gray.end() - 2);  // without the EOI
+    for (uint32_t i = own; i < total; ++i) file.insert(file.end(), std::begin(scan), std::end(scan));
+    file.insert(file.end(), {0xFF, 0xD9});
+    return file;
+  };
+  const auto at_limit = with_scans(100), over = with_scans(101);
+  BOOST_TEST(walk_jpeg_stream(over).scans == 101u);
+  BOOST_TEST(walk_jpeg_stream(over).complete);
+  BOOST_TEST(decode_image(at_limit, image_mime::jpeg).ok());
+  const auto refused = decode_image(over, image_mime::jpeg);
+  BOOST_TEST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.error().status == 422);
+  BOOST_TEST(refused.error().detail == "invalid image data");
+  // The limit is an option: raised, the same file decodes.
+  BOOST_TEST(decode_image(over, image_mime::jpeg, image_limits{.max_jpeg_scans = 200}).ok());
+  // Scans after a complete single-scan image count too.
+  std::vector<uint8_t> baseline = read_file(fixture_dir() + "/jpeg_420.jpg");
+  baseline.resize(baseline.size() - 2);
+  for (int i = 0; i < 200; ++i) baseline.insert(baseline.end(), std::begin(scan), std::end(scan));
+  BOOST_TEST(walk_jpeg_stream(baseline).scans == 201u);
+  BOOST_TEST(walk_jpeg_stream(baseline).complete);
+  BOOST_TEST(!decode_image(baseline, image_mime::jpeg).ok());
+}

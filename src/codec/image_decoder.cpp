@@ -34,7 +34,8 @@ bool is_bomb(uint32_t width, uint32_t height) {
 
 }  // namespace
 
-outcome<rgb_image> decode_image(std::span<const uint8_t> bytes, image_mime mime) {
+outcome<rgb_image> decode_image(std::span<const uint8_t> bytes, image_mime mime,
+                                const image_limits& limits) {
   switch (sniff_image_format(bytes)) {
     case sniffed_format::png: {
       auto header = read_png_header(bytes);
@@ -53,7 +54,7 @@ outcome<rgb_image> decode_image(std::span<const uint8_t> bytes, image_mime mime)
       // A multi-picture file is format "MPO" in Pillow, never "JPEG".
       const bool matches = mime == image_mime::jpeg && !header->is_mpo;
       if (auto error = check_limits(header->width, header->height, 1, matches)) return *error;
-      return decode_jpeg_pixels(bytes, *header);
+      return decode_jpeg_pixels(bytes, *header, limits.max_jpeg_scans);
     }
     case sniffed_format::other_image:
       return fail(codec_errors::format_mismatch);
@@ -63,10 +64,10 @@ outcome<rgb_image> decode_image(std::span<const uint8_t> bytes, image_mime mime)
   return fail(codec_errors::invalid_data);
 }
 
-outcome<rgb_image> decode_image_data_url(std::string_view data_url) {
+outcome<rgb_image> decode_image_data_url(std::string_view data_url, const image_limits& limits) {
   auto payload = parse_image_data_url(data_url);
   if (!payload) return payload.error();
-  return decode_image(payload->bytes, payload->mime);
+  return decode_image(payload->bytes, payload->mime, limits);
 }
 
 }  // namespace cua_s1

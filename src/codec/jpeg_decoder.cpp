@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "codec/byte_reader.hpp"
@@ -46,25 +47,31 @@ size_t find_marker_in_scan(std::span<const uint8_t> file, size_t pos) {
 
 }  // namespace
 
-bool jpeg_data_complete(std::span<const uint8_t> file) {
+jpeg_stream_facts walk_jpeg_stream(std::span<const uint8_t> file) {
+  jpeg_stream_facts facts;
   const size_t size = file.size();
-  if (size < 4 || file[0] != 0xFF || file[1] != 0xD8) return false;
+  if (size < 4 || file[0] != 0xFF || file[1] != 0xD8) return facts;
   size_t pos = 2;
   int components = 0;
   bool progressive = false;
   bool first_scan = true;
   bool multi_scan = false;
+  std::optional<bool> decided;  // a single-scan image is complete once its scan data ends
+  auto finish = [&](bool complete_here) {
+    facts.complete = decided.value_or(complete_here);
+    return facts;
+  };
   for (;;) {
     // next_marker: skip garbage up to 0xFF, then fill bytes.
     while (pos < size && file[pos] != 0xFF) ++pos;
     while (pos < size && file[pos] == 0xFF) ++pos;
-    if (pos >= size) return false;
+    if (pos >= size) return finish(false);
     const uint8_t m = file[pos++];
-    if (m == 0xD9) return true;                            // EOI
+    if (m == 0xD9) return finish(true);                   // EOI
     if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) continue;  // TEM, RSTn: no length
-    if (size - pos < 2) return false;
+    if (size - pos < 2) return finish(false);
     const size_t length = read_be16(file.data() + pos);
-    if (length < 2 || size - pos < length) return false;
+    if (length < 2 || size - pos < length) return finish(false);
     const uint8_t* payload = file.data() + pos + 2;
     if ((m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) && length >= 8) {
       components = payload[5];
@@ -72,19 +79,24 @@ bool jpeg_data_complete(std::span<const uint8_t> file) {
     }
     pos += length;
     if (m != 0xDA) continue;
+    ++facts.scans;
     if (first_scan) {
       const int in_scan = length >= 3 ? payload[0] : 0;
       multi_scan = progressive || in_scan != components;
       first_scan = false;
     }
     const size_t marker_at = find_marker_in_scan(file, pos);
-    if (marker_at == std::string::npos) return false;  // ends inside entropy-coded data
-    if (!multi_scan) return true;  // all rows decodable; finish_decompress may suspend
+    if (marker_at == std::string::npos) return finish(false);  // ends inside entropy data
+    // All rows decodable; finish_decompress may suspend. The walk goes on to count scans.
+    if (!multi_scan && !decided) decided = true;
     pos = marker_at;
   }
 }
 
-outcome<rgb_image> decode_jpeg_pixels(std::span<const uint8_t> file, const jpeg_header& header) {
+bool jpeg_data_complete(std::span<const uint8_t> file) { return walk_jpeg_stream(file).complete; }
+
+outcome<rgb_image> decode_jpeg_pixels(std::span<const uint8_t> file, const jpeg_header& header,
+                                      uint32_t max_scans) {
   if (header.layers == 4) {
     return unprocessable(std::string(codec_errors::cmyk_unsupported));
   }
@@ -106,8 +118,11 @@ outcome<rgb_image> decode_jpeg_pixels(std::span<const uint8_t> file, const jpeg_
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
     return unprocessable(std::string(codec_errors::cmyk_unsupported));
   }
-  // Pillow ignores libjpeg warnings but not running out of data mid-decode.
-  if (!jpeg_data_complete(file)) return invalid();
+  // Pillow ignores libjpeg warnings but not running out of data mid-decode. Each scan costs a
+  // pass over the coefficients: more scans than any encoder writes is refused (our choice,
+  // README "Limits"; Pillow would decode it, slowly).
+  const jpeg_stream_facts facts = walk_jpeg_stream(file);
+  if (!facts.complete || facts.scans > max_scans) return invalid();
   rgb_image image;
   image.width = header.width;
   image.height = header.height;
