@@ -56,6 +56,24 @@ BOOST_AUTO_TEST_CASE(contract_examples_are_rejected_with_400) {
   }
 }
 
+// An 8 MiB "[0,0,...]" once took 1.5 s and +352 MiB to parse: the number of values is capped.
+BOOST_AUTO_TEST_CASE(value_count_limit_is_enforced) {
+  auto with_values = [](size_t values) {  // the object, its array and values - 2 zeros
+    std::string body = "{\"a\":[";
+    for (size_t i = 0; i + 2 < values; ++i) body += i ? ",0" : "0";
+    return body + "]}";
+  };
+  BOOST_TEST(parse_strict_json(with_values(max_json_values)).ok());
+  const auto over = parse_strict_json(with_values(max_json_values + 1));
+  BOOST_TEST_REQUIRE(!over.ok());
+  BOOST_TEST(over.error().status == 400);
+  BOOST_TEST(over.error().detail == "request body must contain valid JSON and UTF-8 text");
+  // Strings, literals and containers count alike.
+  std::string mixed = "{\"a\":[";
+  for (size_t i = 0; i < max_json_values; ++i) mixed += i % 3 == 0 ? "\"x\"," : i % 3 == 1 ? "null," : "{},";
+  BOOST_TEST(!parse_strict_json(mixed + "1]}").ok());
+}
+
 BOOST_AUTO_TEST_CASE(nesting_limit_is_enforced_at_the_documented_depth) {
   auto nested = [](int depth) {
     return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";

@@ -73,6 +73,7 @@ class parser {
 
   bool parse_value(json_value& out, int depth) {
     if (p_ >= end_) return fail(generic_message);
+    if (++values_ > max_json_values) return fail(generic_message);
     switch (*p_) {
       case '"':
         out.type = json_value::kind::string;
@@ -315,6 +316,7 @@ class parser {
   const char* p_;
   const char* end_;
   std::string error_;
+  size_t values_ = 0;  // values parsed so far (max_json_values)
   bool lone_surrogate_ = false;
   bool float_overflow_ = false;
 };
