@@ -10,12 +10,13 @@
 
 namespace cua_s1 {
 
-outcome<request_preparer> request_preparer::load(const std::filesystem::path& model_dir) {
+outcome<request_preparer> request_preparer::load(const std::filesystem::path& model_dir,
+                                                image_limits limits) {
   auto files = read_processor_files(model_dir);
   if (!files) return files.error();
   auto tokenizer = bpe_tokenizer::load_file(files->tokenizer_json.string());
   if (!tokenizer) return tokenizer.error();
-  request_preparer preparer(std::move(*files), std::move(*tokenizer));
+  request_preparer preparer(std::move(*files), std::move(*tokenizer), limits);
   const std::string tokenizer_name = preparer.files_.tokenizer_json.string();
   for (int i = 0; i < 26; ++i) {
     std::string letter(1, static_cast<char>('A' + i));
@@ -53,7 +54,7 @@ outcome<prepared_request> request_preparer::prepare(decision_request request,
                                                     pixel_values_on where) const {
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
-  auto image = decode_image_data_url(request.image_data_url);
+  auto image = decode_image_data_url(request.image_data_url, limits_);
   if (!image) return image.error();
   const auto decoded = clock::now();
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/decision_request.hpp"
+#include "codec/image_decoder.hpp"
 #include "codec/rgb_image.hpp"
 #include "common/outcome.hpp"
 #include "prep/bpe_tokenizer.hpp"
@@ -39,7 +40,9 @@ class request_preparer {
  public:
   // Reads DIR/config.json, DIR/preprocessor_config.json and DIR/tokenizer.json and checks that
   // the letters A..Z are single tokens and <|image_pad|> is config.image_token_id.
-  static outcome<request_preparer> load(const std::filesystem::path& model_dir);
+  // `limits` are the image limits of ours beyond the contract's (codec/image_decoder.hpp).
+  static outcome<request_preparer> load(const std::filesystem::path& model_dir,
+                                        image_limits limits = {});
 
   // Strict JSON parsing and contract validation of a body (400/422), without the image.
   outcome<decision_request> parse(std::string_view body) const;
@@ -56,11 +59,12 @@ class request_preparer {
   const processor_files& files() const { return files_; }
 
  private:
-  request_preparer(processor_files files, bpe_tokenizer tokenizer)
-      : files_(std::move(files)), tokenizer_(std::move(tokenizer)) {}
+  request_preparer(processor_files files, bpe_tokenizer tokenizer, image_limits limits)
+      : files_(std::move(files)), tokenizer_(std::move(tokenizer)), limits_(limits) {}
 
   processor_files files_;
   bpe_tokenizer tokenizer_;
+  image_limits limits_;
   std::vector<int32_t> head_ids_;  // tokens of the prompt before the image pads
   std::array<int32_t, 26> letter_ids_{};
 };
