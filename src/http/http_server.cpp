@@ -1,4 +1,6 @@
-// Beast HTTP/1.1 sessions as Asio coroutines: body limit, timeouts, routing, JSON responses.
+// The transport of HTTP/1.1 as Asio coroutines: the listener, and per connection the reads
+// (header, then body, under one deadline), the disconnect watch, the writes and the lingering
+// close. What to answer is src/http/routes.
 #include "http/http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -9,7 +11,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/websocket/rfc6455.hpp>
 
 #include <sys/socket.h>
 
@@ -18,12 +19,10 @@
 #include <cerrno>
 #include <optional>
 
-#include "api/decision_answer.hpp"
-#include "api/python_json.hpp"
+#include "api/decision_request.hpp"
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
-#include "http/request_id.hpp"
-#include "http/request_record.hpp"
+#include "http/routes.hpp"
 #include "http/websocket_session.hpp"
 
 namespace cua_s1 {
@@ -33,43 +32,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-
-using response_type = http::response<http::string_body>;
-
-response_type json_response(unsigned version, bool keep_alive, int status, std::string body) {
-  response_type response{static_cast<http::status>(status), version};
-  response.set(http::field::content_type, "application/json");
-  response.keep_alive(keep_alive);
-  response.body() = std::move(body);
-  response.prepare_payload();
-  return response;
-}
-
-response_type detail_response(unsigned version, bool keep_alive, int status, std::string detail) {
-  return json_response(version, keep_alive, status, serialize_error({status, std::move(detail)}));
-}
-
-std::string health_body(const decision_engine& engine, const http_options& options) {
-  if (!engine.ready()) return std::string("{\"status\":\"") + engine.unready_state() + "\"}";
-  std::string out = "{\"status\":\"ready\",\"model\":\"";
-  append_json_string_body(out, engine.identity());
-  out += "\",\"modality\":\"multimodal\",\"backend\":\"";
-  append_json_string_body(out, engine.backend_description());
-  out += "\",\"weights\":\"";
-  append_json_string_body(out, options.weights_description);
-  out += "\"}";
-  return out;
-}
-
-// Media type of a Content-Type value without parameters, lower-cased.
-std::string media_type(beast::string_view value) {
-  std::string type(value.substr(0, value.find(';')));
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
-  size_t first = type.find_first_not_of(" \t");
-  type = first == std::string::npos ? std::string() : type.substr(first);
-  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return type;
-}
 
 // Ends our side, then reads and discards what the client still sends (bounded in time), so a
 // client that is still writing a refused body (413, 400) reads our answer instead of a reset.
@@ -149,7 +111,7 @@ class read_deadline {
 };
 
 asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
-                                  const http_options& options,
+                                  const http_options& options, const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets) {
   beast::tcp_stream stream(std::move(socket));
@@ -165,7 +127,18 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
     parser.header_limit(64 * 1024);
     stream.expires_never();
     read_deadline deadline(stream, options.read_timeout);
-    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    // The header stage plans the request as soon as its headers are in. Every plan, a refusal
+    // included, is answered once the body has been read too, so that the connection stays
+    // usable and a body over the limit is answered 413 whatever its route.
+    std::optional<request_plan> plan;
+    co_await http::async_read_header(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      plan = plan_request(parser.get().base(), engine);
+      if (!parser.is_done())
+        co_await http::async_read(stream, buffer, parser,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+    }
     if (deadline.disarm()) {
       if (!parser.got_some() && buffer.size() == 0) break;  // an idle keep-alive connection
       ec = beast::error::timeout;
@@ -174,23 +147,13 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
         ec == asio::error::connection_reset)
       break;
     if (ec) {
-      int status = 400;
-      std::string detail = "malformed HTTP request";
-      if (ec == http::error::body_limit) status = 413, detail = "request exceeds body limit";
-      else if (ec == beast::error::timeout) status = 408, detail = "request timed out";
-      else if (ec == http::error::header_limit) status = 431, detail = "request header too large";
-      auto response = detail_response(11, false, status, detail);
-      const std::string request_id = request_id_for(parser.get()["X-Request-Id"]);
-      response.set("X-Request-Id", request_id);
-      engine.metrics().count_request("unparsed", status);
-      log_event(log_level::info, "request_rejected",
-                {{"request_id", request_id}, {"status", status}, {"error", ec.message()}});
+      auto response = unreadable_request_response(ec, parser.get().base(), engine.metrics());
       stream.expires_after(std::chrono::seconds(5));
       co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
       break;
     }
     stream.expires_never();
-    if (parser.get().target() == websocket_route && beast::websocket::is_upgrade(parser.get())) {
+    if (plan->to == request_plan::destination::websocket_upgrade) {
       co_await run_websocket_session(std::move(stream), parser.release(), engine, active,
                                      websockets);
       co_return;
@@ -198,65 +161,15 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
     std::optional<active_request> counted;
     counted.emplace(*active);
     auto request = parser.release();
-    const auto started = std::chrono::steady_clock::now();
-    const std::string request_id = request_id_for(request["X-Request-Id"]);
-    const unsigned version = request.version();
     const bool keep_alive = request.keep_alive() && !engine.draining();
-    const std::string target(request.target());
-    const bool is_get = request.method() == http::verb::get || request.method() == http::verb::head;
-    std::string route = target;
-    response_type response;
-    auto method_not_allowed = [&](const char* allow) {
-      response = detail_response(version, keep_alive, 405, "method not allowed");
-      response.set(http::field::allow, allow);
-    };
-    if (target == websocket_route) {
-      response = detail_response(version, keep_alive, 426, "WebSocket upgrade required");
-      response.set(http::field::upgrade, "websocket");
-    } else if (target == "/v1/systemone") {
-      auto content_type = request[http::field::content_type];
-      if (request.method() != http::verb::post) {
-        method_not_allowed("POST");
-      } else if (!content_type.empty() && media_type(content_type) != "application/json") {
-        response = detail_response(version, keep_alive, 415, "Content-Type must be application/json");
-      } else if (!engine.ready()) {
-        response = detail_response(version, keep_alive, 503, engine.unavailable_detail());
-        response.set(http::field::retry_after, "1");
-      } else {
-        disconnect_watch watch(stream.socket());
-        decision_response decided = co_await engine.async_decide(
-            std::move(request.body()), request_id, watch.flag(), asio::use_awaitable);
-        watch.stop(stream.socket());
-        response = json_response(version, keep_alive, decided.status, std::move(decided.body));
-        if (decided.retry_after_seconds > 0)
-          response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
-      }
-    } else if (target == "/health" || target == "/health/ready") {
-      if (!is_get) method_not_allowed("GET");
-      else response = json_response(version, keep_alive, engine.ready() ? 200 : 503,
-                                    health_body(engine, options));
-    } else if (target == "/health/live") {
-      if (!is_get) method_not_allowed("GET");
-      else response = json_response(version, keep_alive, 200, "{\"status\":\"alive\"}");
-    } else if (target == "/metrics") {
-      if (!is_get) {
-        method_not_allowed("GET");
-      } else {
-        response = response_type{http::status::ok, version};
-        response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-        response.keep_alive(keep_alive);
-        response.body() = engine.metrics().exposition(
-            static_cast<int64_t>(engine.queued_requests()), engine.identity(),
-            options.weights_description, engine.backend_description(), engine.ready());
-        response.prepare_payload();
-      }
-    } else {
-      route = "other";
-      response = detail_response(version, keep_alive, 404, "unknown route");
-    }
-    response.set("X-Request-Id", request_id);
-    record_request(engine.metrics(), route, static_cast<int>(response.result_int()), request_id,
-                   started);
+    // A decision waits on the engine: a client that closes meanwhile cancels its work.
+    std::optional<disconnect_watch> watch;
+    cancel_flag client_gone;
+    if (plan->awaits_decision()) client_gone = watch.emplace(stream.socket()).flag();
+    http_response response =
+        co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
+    if (watch) watch->stop(stream.socket());
+    response.keep_alive(keep_alive);
     stream.expires_after(options.read_timeout);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
     counted.reset();
@@ -266,7 +179,7 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
-                                  const http_options& options,
+                                  const http_options& options, const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets) {
   while (acceptor->is_open()) {
@@ -279,7 +192,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, run_session(std::move(socket), engine, options, active, websockets),
+    asio::co_spawn(executor, run_session(std::move(socket), engine, options, settings, active, websockets),
                    asio::detached);
   }
 }
@@ -287,7 +200,10 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
 }  // namespace
 
 http_server::http_server(asio::io_context& io, decision_engine& engine, http_options options)
-    : io_(io), engine_(engine), options_(std::move(options)) {}
+    : io_(io),
+      engine_(engine),
+      options_(std::move(options)),
+      route_settings_{options_.weights_description} {}
 
 outcome<bool> http_server::start() {
   beast::error_code ec;
@@ -302,7 +218,7 @@ outcome<bool> http_server::start() {
   if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failure{500, "cannot listen on " + where + ": " + ec.message()};
   bound_port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, active_, websockets_),
+  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, route_settings_, active_, websockets_),
                  asio::detached);
   return true;
 }

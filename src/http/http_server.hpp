@@ -10,6 +10,7 @@
 
 #include "actors/decision_engine.hpp"
 #include "common/outcome.hpp"
+#include "http/routes.hpp"
 #include "http/websocket_session.hpp"
 
 namespace cua_s1 {
@@ -21,10 +22,10 @@ struct http_options {
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health
 };
 
-// Routes: POST /v1/systemone, the WebSocket /v1/systemone/ws, GET /health, /health/live,
-// /health/ready and /metrics. Until the engine is ready (warmup done) health answers 503
-// {"status":"starting"} and decisions 503 with Retry-After. Runs on the io_context it is given;
-// each connection is a coroutine on its own strand.
+// Serves the routes of src/http/routes (POST /v1/systemone, the WebSocket /v1/systemone/ws,
+// GET /health, /health/live, /health/ready and /metrics). Until the engine is ready (warmup
+// done) health answers 503 {"status":"starting"} and decisions 503 with Retry-After. Runs on the
+// io_context it is given; each connection is a coroutine on its own strand.
 class http_server {
  public:
   http_server(boost::asio::io_context& io, decision_engine& engine, http_options options);
@@ -46,6 +47,7 @@ class http_server {
   boost::asio::io_context& io_;
   decision_engine& engine_;
   http_options options_;
+  route_settings route_settings_;
   std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::shared_ptr<std::atomic<size_t>> active_ = std::make_shared<std::atomic<size_t>>(0);
   std::shared_ptr<websocket_registry> websockets_ = std::make_shared<websocket_registry>();

@@ -1,4 +1,5 @@
-// Request ids: a random per-process tag and a counter, or the client's own id.
+// Request ids: a random per-process tag and a counter, or the client's own id (with the
+// WebSocket message's sequence number appended).
 #include "http/request_id.hpp"
 
 #include <atomic>
@@ -19,6 +20,13 @@ std::string request_id_for(std::string_view given) {
   std::snprintf(id, sizeof id, "%016llx-%08llx", static_cast<unsigned long long>(process_tag),
                 static_cast<unsigned long long>(counter.fetch_add(1)));
   return id;
+}
+
+std::string message_request_id(const std::string& upgrade_id, uint64_t sequence) {
+  if (upgrade_id.empty()) return request_id_for({});
+  std::string suffix(1, '/');
+  suffix += std::to_string(sequence);
+  return upgrade_id.substr(0, 128 - suffix.size()) + suffix;
 }
 
 }  // namespace cua_s1

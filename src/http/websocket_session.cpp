@@ -1,6 +1,6 @@
-// WebSocket sessions: a reader that admits up to websocket_max_inflight messages at once, one
-// coroutine per message awaiting the engine, and one writer sending the replies in the order
-// they complete. Everything runs on the connection's strand.
+// The transport of WebSocket sessions: a reader that admits up to websocket_max_inflight messages
+// at once, one coroutine per message awaiting its reply (src/http/routes), and one writer sending
+// the replies in the order they complete. Everything runs on the connection's strand.
 #include "http/websocket_session.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -16,12 +16,10 @@
 #include <deque>
 #include <optional>
 
-#include "api/decision_answer.hpp"
 #include "api/decision_request.hpp"
-#include "api/python_json.hpp"
 #include "http/active_request.hpp"
 #include "http/request_id.hpp"
-#include "http/request_record.hpp"
+#include "http/routes.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -52,23 +50,6 @@ struct connection_state {
   std::function<void()> on_close_sent;  // takes the connection off the registry
   cancel_flag client_gone = std::make_shared<std::atomic<bool>>(false);
 };
-
-std::string reply_text(const std::string& request_id, uint64_t sequence,
-                       const decision_response& decided) {
-  std::string out = "{\"request_id\":\"";
-  append_json_string_body(out, request_id);
-  out += "\",\"sequence\":" + std::to_string(sequence) +
-         ",\"status\":" + std::to_string(decided.status) + ",\"body\":" + decided.body + "}";
-  return out;
-}
-
-// "<upgrade id>/<sequence>" (the upgrade's id shortened to fit 128 characters), or a new id.
-std::string message_request_id(const std::string& upgrade_id, uint64_t sequence) {
-  if (upgrade_id.empty()) return request_id_for({});
-  std::string suffix(1, '/');
-  suffix += std::to_string(sequence);
-  return upgrade_id.substr(0, 128 - suffix.size()) + suffix;
-}
 
 // The connection's only writer: replies in completion order, then the close frame when one is
 // due. Runs on the connection's strand; start it through wake_writer.
@@ -104,17 +85,9 @@ void wake_writer(const std::shared_ptr<connection_state>& c) {
 asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decision_engine& engine,
                                      std::string body, uint64_t sequence, std::string request_id,
                                      std::unique_ptr<active_request> counted) {
-  const auto started = clock::now();
-  decision_response decided;
-  if (!engine.ready()) {
-    decided.status = 503;
-    decided.body = serialize_error({503, engine.unavailable_detail()});
-  } else {
-    decided = co_await engine.async_decide(std::move(body), request_id, c->client_gone,
-                                           asio::use_awaitable);
-  }
-  record_request(engine.metrics(), websocket_route, decided.status, request_id, started, sequence);
-  c->replies.push_back({reply_text(request_id, sequence, decided), std::move(counted)});
+  std::string reply = co_await answer_websocket_message(std::move(body), std::move(request_id),
+                                                        sequence, engine, c->client_gone);
+  c->replies.push_back({std::move(reply), std::move(counted)});
   --c->inflight;
   c->reply_queued.cancel();
   wake_writer(c);

@@ -15,10 +15,10 @@
 #include <mutex>
 
 #include "actors/decision_engine.hpp"
+#include "http/routes.hpp"
 
 namespace cua_s1 {
 
-inline constexpr const char* websocket_route = "/v1/systemone/ws";
 // Messages of one connection decided at once; the next one is read when one is answered, so
 // a client that sends faster is held back by TCP (backpressure), never dropped.
 inline constexpr size_t websocket_max_inflight = 4;
