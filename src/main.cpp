@@ -15,7 +15,6 @@
 #include "actors/decision_engine.hpp"
 #include "common/json_log.hpp"
 #include "http/http_server.hpp"
-#include "server/fault_injection.hpp"
 #include "server/serving_model.hpp"
 #include "server/server_options.hpp"
 
@@ -52,16 +51,6 @@ int main(int argc, char** argv) {
     log_event(log_level::error, "model_load_failed", {{"detail", loaded.error().detail}});
     std::fprintf(stderr, "cua-s1-server: cannot load the model: %s\n", loaded.error().detail.c_str());
     return 1;
-  }
-  if (const char* fault = std::getenv(fault_injection_variable)) {
-    auto runs = parse_fault_injection(fault);
-    if (!runs) {
-      std::fprintf(stderr, "cua-s1-server: %s\n", runs.error().detail.c_str());
-      return 2;
-    }
-    loaded->model = sticky_error_after(std::move(loaded->model), *runs);
-    log_event(log_level::warning, "fault_injection",
-              {{"spec", std::string_view(fault)}, {"purpose", "tests of the fatal-error path"}});
   }
   log_event(log_level::info, "model_loaded",
             {{"weights", loaded->description}, {"backend", loaded->model->description()}});

@@ -204,6 +204,21 @@ BOOST_AUTO_TEST_CASE(a_sticky_device_error_turns_ready_503_for_good) {
   runner.join();
 }
 
+BOOST_AUTO_TEST_CASE(load_serving_model_applies_the_fault_injection_of_the_options) {
+  server_options options;
+  options.threads = 1;
+  options.fault_injection = "sticky-error-after:1";
+  auto loaded = load_serving_model(options);
+  BOOST_TEST_REQUIRE(loaded.ok(), (loaded.ok() ? "" : loaded.error().detail));
+  const std::string description = loaded->model->description();
+  BOOST_TEST(description.find(", fault injection") != std::string::npos, description);
+  options.fault_injection = "sticky-error-after:";  // options filled in by hand: not checked yet
+  auto refused = load_serving_model(options);
+  BOOST_TEST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.error().detail.find("sticky-error-after:N") != std::string::npos,
+             refused.error().detail);
+}
+
 BOOST_AUTO_TEST_CASE(the_example_program_answers_a_request) {
   const std::string command = std::string(CUA_S1_BINARY_DIR) + "/examples/embed_engine " +
                               fixture_path("prepare/requests/std-two-questions.json") + " 2>&1";

@@ -65,3 +65,18 @@ BOOST_AUTO_TEST_CASE(usage_lists_every_option) {
                            "--read-timeout", "--log-level", "--help"})
     BOOST_TEST(usage.find(flag) != std::string::npos, flag);
 }
+
+// CUA_S1_FAULT_INJECTION (a test hook) is checked with the options: a malformed spec is a bad
+// option (status 2), a valid one is kept for load_serving_model.
+BOOST_AUTO_TEST_CASE(the_fault_injection_spec_is_checked_with_the_options) {
+  BOOST_TEST(parse({})->fault_injection.empty());
+  auto options = parse({}, {{"CUA_S1_FAULT_INJECTION", "sticky-error-after:3"}});
+  BOOST_REQUIRE(options.ok());
+  BOOST_TEST(options->fault_injection == "sticky-error-after:3");
+  expect_error({},
+               "CUA_S1_FAULT_INJECTION must be sticky-error-after:N with N >= 1, "
+               "got \"sticky-error-after:zero\"",
+               {{"CUA_S1_FAULT_INJECTION", "sticky-error-after:zero"}});
+  expect_error({}, "sticky-error-after:N", {{"CUA_S1_FAULT_INJECTION", "sticky-error-after:0"}});
+  expect_error({}, "sticky-error-after:N", {{"CUA_S1_FAULT_INJECTION", ""}});
+}

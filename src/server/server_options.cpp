@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 
+#include "server/fault_injection.hpp"
+
 namespace cua_s1 {
 namespace {
 
@@ -129,6 +131,11 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       value = arguments[++i];
     }
     if (!spec->store(value)) return usage_error(flag + " must be " + spec->expects + ", not '" + value + "'");
+  }
+  if (const char* fault = getenv(fault_injection_variable)) {  // a test hook, not in --help
+    auto runs = parse_fault_injection(fault);
+    if (!runs) return failure{2, runs.error().detail};
+    options.fault_injection = fault;
   }
   return options;
 }

@@ -29,6 +29,9 @@ struct server_options {
   unsigned drain_timeout_seconds = 30;  // --drain-timeout: graceful shutdown limit
   unsigned request_timeout_seconds = 30;  // --request-timeout: work not started by then -> 503
   std::string log_level = "info";      // --log-level debug|info|warning|error
+  // CUA_S1_FAULT_INJECTION, for tests of the fatal-error path only (server/fault_injection.hpp):
+  // a valid spec, applied to the backend by load_serving_model; empty: none.
+  std::string fault_injection;
   bool help = false;
 };
 

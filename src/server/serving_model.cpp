@@ -1,8 +1,10 @@
 // Resolves the model, adapter and lock paths of the options (the bundled tiny model by
-// default), loads and verifies the weights, and builds the CPU backend and request preparer.
+// default), loads and verifies the weights, and builds the backend (with the fault injection of
+// the options, when there is one) and request preparer.
 #include "server/serving_model.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "common/json_log.hpp"
@@ -11,6 +13,7 @@
 #include "gpu/cuda_backend.hpp"
 #endif
 #include "model/weight_loader.hpp"
+#include "server/fault_injection.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -84,6 +87,12 @@ outcome<std::unique_ptr<backend>> make_backend(const server_options& options,
 }  // namespace
 
 outcome<serving_model> load_serving_model(const server_options& options) {
+  std::optional<size_t> fault_runs;
+  if (!options.fault_injection.empty()) {
+    auto runs = parse_fault_injection(options.fault_injection);
+    if (!runs) return runs.error();
+    fault_runs = *runs;
+  }
   const model_paths paths = resolve_paths(options);
   for (const auto& [what, path] : {std::pair{"model directory", paths.base},
                                    std::pair{"adapter directory", paths.adapter}}) {
@@ -117,6 +126,11 @@ outcome<serving_model> load_serving_model(const server_options& options) {
   auto backend = make_backend(options, std::move(*weights));
   if (!backend) return backend.error();
   model.model = std::move(*backend);
+  if (fault_runs) {
+    model.model = sticky_error_after(std::move(model.model), *fault_runs);
+    log_event(log_level::warning, "fault_injection",
+              {{"spec", options.fault_injection}, {"purpose", "tests of the fatal-error path"}});
+  }
   return model;
 }
 

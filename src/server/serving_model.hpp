@@ -19,7 +19,8 @@ struct serving_model {
 };
 
 // Verifies the lock (when there is one), reads the model and adapter directories and builds the
-// backend. Without --model it loads the bundled tiny model. Failures name the file (status 500).
+// backend, wrapped by sticky_error_after when options.fault_injection asks for it. Without --model
+// it loads the bundled tiny model. Failures name the file (status 500).
 outcome<serving_model> load_serving_model(const server_options& options);
 
 }  // namespace cua_s1
