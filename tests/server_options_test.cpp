@@ -58,11 +58,18 @@ BOOST_AUTO_TEST_CASE(malformed_values_are_named) {
   expect_error({"--model", ""}, "--model must be a directory");
 }
 
+BOOST_AUTO_TEST_CASE(the_jpeg_scan_limit_is_an_option) {
+  BOOST_TEST(parse({})->max_jpeg_scans == 100u);
+  BOOST_TEST(parse({"--max-jpeg-scans", "500"})->max_jpeg_scans == 500u);
+  BOOST_TEST(parse({}, {{"CUA_S1_MAX_JPEG_SCANS", "20"}})->max_jpeg_scans == 20u);
+  expect_error({"--max-jpeg-scans", "0"}, "--max-jpeg-scans must be a count >= 1");
+}
+
 BOOST_AUTO_TEST_CASE(usage_lists_every_option) {
   std::string usage = server_usage();
   for (const char* flag : {"--model", "--adapter", "--lock", "--host", "--port", "--threads",
                            "--decode-threads", "--max-queued-requests", "--max-queued-questions",
-                           "--read-timeout", "--log-level", "--help"})
+                           "--max-jpeg-scans", "--read-timeout", "--log-level", "--help"})
     BOOST_TEST(usage.find(flag) != std::string::npos, flag);
 }
 

@@ -115,7 +115,7 @@ outcome<serving_model> load_serving_model(const server_options& options) {
   auto weights = load_model_weights(sources);
   if (!weights) return weights.error();
 
-  auto preparer = request_preparer::load(paths.base);
+  auto preparer = request_preparer::load(paths.base, image_limits{.max_jpeg_scans = options.max_jpeg_scans});
   if (!preparer) return preparer.error();
 
   serving_model model;
