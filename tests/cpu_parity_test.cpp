@@ -12,7 +12,7 @@ namespace parity = cua_s1::test::parity;
 namespace {
 
 std::unique_ptr<backend> make_cpu(std::shared_ptr<const model_weights> weights,
-                                  cpu::stage_probe probe) {
+                                  stage_probe probe) {
   return make_cpu_backend(std::move(weights), 4, std::move(probe));
 }
 

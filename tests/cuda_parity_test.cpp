@@ -19,7 +19,7 @@ namespace {
 // CUA_S1_TEST_MERGE_LORA=1 / 0 runs the checks with the language LoRA merged at load / unmerged
 // (default: the backend's default, merged).
 std::unique_ptr<backend> make_cuda(std::shared_ptr<const model_weights> weights,
-                                   cpu::stage_probe probe) {
+                                   stage_probe probe) {
   cuda_backend_options options;
   options.probe = std::move(probe);
   const char* merge = std::getenv("CUA_S1_TEST_MERGE_LORA");

@@ -15,7 +15,7 @@
 
 #include "actors/response_assembler.hpp"
 #include "model/backend.hpp"
-#include "model/cpu/stage_probe.hpp"
+#include "model/stage_probe.hpp"
 #include "model/weight_loader.hpp"
 #include "prep/request_preparer.hpp"
 #include "test_support.hpp"
@@ -26,7 +26,7 @@ namespace json = boost::json;
 
 // Builds the backend under test, with an optional stage probe.
 using backend_factory = std::function<std::unique_ptr<backend>(
-    std::shared_ptr<const model_weights>, cpu::stage_probe)>;
+    std::shared_ptr<const model_weights>, stage_probe)>;
 
 inline std::vector<double> numbers(const json::value& array) {
   std::vector<double> out;
@@ -102,8 +102,8 @@ inline std::unique_ptr<tiny_run> run_tiny_corpus(const backend_factory& make) {
   // One backend whose probe records every stage of the run in progress.
   stage_map* target = nullptr;
   stage_map vision_capture;
-  cpu::stage_probe probe = [&](const std::string& stage, const float* data, int64_t rows,
-                               int64_t cols) {
+  stage_probe probe = [&](const std::string& stage, const float* data, int64_t rows,
+                          int64_t cols) {
     stage_map& into = stage.rfind("vision.", 0) == 0 ? vision_capture : *target;
     into[stage] = {rows, cols, std::vector<float>(data, data + rows * cols)};
   };

@@ -152,7 +152,7 @@ class cuda_backend final : public backend {
  private:
   std::shared_ptr<const model_weights> weights_;
   int device_;
-  cpu::stage_probe probe_;
+  stage_probe probe_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<gpu::device_weights> device_weights_;
   std::unique_ptr<gpu::lt_gemm> gemm_;

@@ -6,7 +6,7 @@
 
 #include "common/outcome.hpp"
 #include "model/backend.hpp"
-#include "model/cpu/stage_probe.hpp"
+#include "model/stage_probe.hpp"
 #include "model/model_weights.hpp"
 
 namespace cua_s1 {
@@ -25,7 +25,7 @@ struct cuda_backend_options {
   // Keep the K/V rows and GDN state of the prompts' common opening (the system text's first GDN
   // chunk) between requests instead of running it in each (prep/shared_prefix.hpp).
   bool reuse_prompt_opening = true;
-  cpu::stage_probe probe;  // intermediate activations (parity tests); disables graphs
+  stage_probe probe;  // intermediate activations (parity tests); disables graphs
 };
 
 // Copies the weights to the GPU and returns a backend running there. Failures (no device, out
@@ -41,7 +41,7 @@ inline outcome<std::unique_ptr<backend>> make_cuda_backend(
 }
 
 inline outcome<std::unique_ptr<backend>> make_cuda_backend(
-    std::shared_ptr<const model_weights> weights, int device, cpu::stage_probe probe) {
+    std::shared_ptr<const model_weights> weights, int device, stage_probe probe) {
   cuda_backend_options options;
   options.device = device;
   options.probe = std::move(probe);

@@ -12,14 +12,14 @@
 #include "gpu/device_weights.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/lt_gemm.hpp"
-#include "model/cpu/stage_probe.hpp"
+#include "model/stage_probe.hpp"
 
 namespace cua_s1::gpu {
 
 struct forward_context {
   cudaStream_t stream = nullptr;
   lt_gemm* gemm = nullptr;
-  const cpu::stage_probe* probe = nullptr;  // null or empty: no stage reports
+  const stage_probe* probe = nullptr;  // null or empty: no stage reports
   host_staging* staging = nullptr;          // pinned source of every upload of the run
 
   // Enqueues a copy of `count` host values to `target` through the pinned staging.

@@ -10,7 +10,7 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "kernels/norms.hpp"
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 
 namespace cua_s1::gpu {
 namespace {
@@ -339,8 +339,8 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
     std::fill(slots, slots + max_letters, question.letter_ids.front());
     std::copy(question.letter_ids.begin(), question.letter_ids.end(), slots);
   }
-  const cpu::rotary_table table =
-      cpu::text_rotary(positions, config.rotary_dim(), config.rope_theta, config.mrope_section);
+  const rotary_table table =
+      text_rotary(positions, config.rotary_dim(), config.rope_theta, config.mrope_section);
   if (buffers.tokens != tokens || buffers.runs != questions.size()) {
     buffers.h = device_buffer<float>(size_t(tokens * hidden), s);
     buffers.cos = device_buffer<float>(table.cos.size(), s);

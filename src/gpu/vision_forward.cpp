@@ -10,7 +10,7 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/norms.hpp"
 #include "kernels/vision.hpp"
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 #include "model/position_taps.hpp"
 
 namespace cua_s1::gpu {
@@ -133,8 +133,8 @@ image_plan make_image_plan(const forward_context& ctx, const vision_config& conf
   const cudaStream_t s = ctx.stream;
   const position_taps taps =
       vision_position_taps(grid, config.position_side(), config.spatial_merge_size);
-  const cpu::rotary_table rotary = cpu::vision_rotary(grid.h, grid.w, config.spatial_merge_size,
-                                                      config.head_dim(), config.rope_theta);
+  const rotary_table rotary = vision_rotary(grid.h, grid.w, config.spatial_merge_size,
+                                            config.head_dim(), config.rope_theta);
   plan.tap_rows = device_buffer<int32_t>(taps.rows.size(), s);
   plan.tap_weights = device_buffer<float>(taps.weights.size(), s);
   plan.cos = device_buffer<float>(rotary.cos.size(), s);

@@ -21,7 +21,7 @@ double seconds_since(clock_type::time_point start) {
 class cpu_backend final : public backend {
  public:
   cpu_backend(std::shared_ptr<const model_weights> weights, unsigned threads,
-              cpu::stage_probe probe)
+              stage_probe probe)
       : weights_(std::move(weights)),
         threads_(std::max(1u, threads)),
         probe_(std::move(probe)),
@@ -55,11 +55,11 @@ class cpu_backend final : public backend {
   stage_seconds last_run_seconds() const override { return last_; }
 
  private:
-  const cpu::stage_probe* probe() const { return probe_ ? &probe_ : nullptr; }
+  const stage_probe* probe() const { return probe_ ? &probe_ : nullptr; }
 
   std::shared_ptr<const model_weights> weights_;
   unsigned threads_;
-  cpu::stage_probe probe_;
+  stage_probe probe_;
   cpu::vision_encoder vision_;
   cpu::language_model language_;
   stage_seconds last_;
@@ -73,7 +73,7 @@ std::unique_ptr<backend> make_cpu_backend(std::shared_ptr<const model_weights> w
 }
 
 std::unique_ptr<backend> make_cpu_backend(std::shared_ptr<const model_weights> weights,
-                                          unsigned threads, cpu::stage_probe probe) {
+                                          unsigned threads, stage_probe probe) {
   return std::make_unique<cpu_backend>(std::move(weights), threads, std::move(probe));
 }
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "model/backend.hpp"
-#include "model/cpu/stage_probe.hpp"
+#include "model/stage_probe.hpp"
 #include "model/model_weights.hpp"
 
 namespace cua_s1 {
@@ -17,6 +17,6 @@ std::unique_ptr<backend> make_cpu_backend(std::shared_ptr<const model_weights> w
 
 // As make_cpu_backend, reporting intermediate activations to `probe` (parity tests).
 std::unique_ptr<backend> make_cpu_backend(std::shared_ptr<const model_weights> weights,
-                                          unsigned threads, cpu::stage_probe probe);
+                                          unsigned threads, stage_probe probe);
 
 }  // namespace cua_s1

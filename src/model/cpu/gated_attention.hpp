@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "model/cpu/gemm.hpp"
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 #include "model/model_weights.hpp"
 
 namespace cua_s1::cpu {

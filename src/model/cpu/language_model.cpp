@@ -7,7 +7,7 @@
 #include "model/cpu/gated_attention.hpp"
 #include "model/cpu/gated_deltanet.hpp"
 #include "model/cpu/norms.hpp"
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 #include "model/cpu/tensor_math.hpp"
 
 namespace cua_s1::cpu {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "model/cpu/gemm.hpp"
-#include "model/cpu/stage_probe.hpp"
+#include "model/stage_probe.hpp"
 #include "model/model_weights.hpp"
 #include "prep/request_preparer.hpp"
 

@@ -7,7 +7,7 @@
 #include "model/cpu/activations.hpp"
 #include "model/cpu/attention.hpp"
 #include "model/cpu/norms.hpp"
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 #include "model/cpu/tensor_math.hpp"
 #include "model/position_taps.hpp"
 

@@ -1,4 +1,5 @@
-// Rotary position tables (2-D axial for vision, interleaved M-RoPE for text) and rotate-half.
+// Rotary position tables (2-D axial for vision, interleaved M-RoPE for text) and rotate-half:
+// the CPU backend applies them, the CUDA backend uploads the tables.
 #pragma once
 
 #include <array>
@@ -7,7 +8,7 @@
 
 #include "prep/mrope_positions.hpp"
 
-namespace cua_s1::cpu {
+namespace cua_s1 {
 
 // Angles of `rows` positions, `half` per row: x'[d] pairs with x[d + half] and rotates by
 // angle[d]. cos and sin are fp32 of the fp32 angle pos * inv_freq.
@@ -41,4 +42,4 @@ rotary_table text_rotary(const mrope_positions& positions, int64_t rotary_dim, d
 // x'[d] = x[d] cos_d - x[d + half] sin_d, x'[d + half] = x[d + half] cos_d + x[d] sin_d.
 void apply_rotate_half(float* x, int64_t half, const float* cos, const float* sin);
 
-}  // namespace cua_s1::cpu
+}  // namespace cua_s1

@@ -1,9 +1,9 @@
 // Rotary tables and the rotate-half rotation in fp32.
-#include "model/cpu/rope.hpp"
+#include "model/rope.hpp"
 
 #include <cmath>
 
-namespace cua_s1::cpu {
+namespace cua_s1 {
 
 std::vector<float> inverse_frequencies(double theta, int64_t dim) {
   std::vector<float> out(size_t(dim / 2));
@@ -72,4 +72,4 @@ void apply_rotate_half(float* x, int64_t half, const float* cos, const float* si
   }
 }
 
-}  // namespace cua_s1::cpu
+}  // namespace cua_s1

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-namespace cua_s1::cpu {
+namespace cua_s1 {
 
 // Called with a row-major fp32 tensor [rows, cols] of the named stage, on the backend's thread.
 using stage_probe = std::function<void(const std::string& stage, const float* data, int64_t rows,
@@ -17,4 +17,4 @@ inline void report_stage(const stage_probe* probe, const std::string& stage, con
   if (probe && *probe) (*probe)(stage, data, rows, cols);
 }
 
-}  // namespace cua_s1::cpu
+}  // namespace cua_s1
