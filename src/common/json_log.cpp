@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "api/python_json.hpp"
+#include "common/json_text.hpp"
 
 namespace cua_s1 {
 namespace {
