@@ -7,24 +7,22 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <list>
-#include <map>
 #include <set>
 #include <span>
 
+#include "common/lru_cache.hpp"
+#include "gpu/cuda_graph.hpp"
 #include "gpu/language_forward.hpp"
 
 namespace cua_s1::gpu {
 
 class language_graphs {
  public:
-  explicit language_graphs(size_t capacity) : capacity_(capacity) {}
-  ~language_graphs();
-  language_graphs(const language_graphs&) = delete;
-  language_graphs& operator=(const language_graphs&) = delete;
+  // At most `capacity` graphs; 0: every segment runs eagerly.
+  explicit language_graphs(size_t capacity) : graphs_(capacity) {}
 
   // As enqueue_segment on this object's prompt cache, through the cached graph of the segment
-  // (eager when the cache is disabled, a probe is set, or the segment failed to capture).
+  // (eager when the capacity is 0, a probe is set, or the segment failed to capture).
   void enqueue(const forward_context& ctx, const model_config& config,
                const device_language& weights, std::span<const prepared_question> questions,
                const segment& part, const float* image_features, int64_t image_rows,
@@ -49,18 +47,11 @@ class language_graphs {
  private:
   struct entry {
     language_buffers buffers;
-    cudaGraphExec_t exec = nullptr;
-    std::list<segment>::iterator age;
+    cuda_graph graph;  // destroyed before the buffers it reads
   };
-  entry* capture(const forward_context& ctx, const model_config& config,
-                 const device_language& weights, const language_inputs& inputs, entry& fresh);
-  void evict_oldest();
-  void destroy_graphs();
 
-  size_t capacity_;
   prompt_cache cache_;
-  std::map<segment, entry> entries_;
-  std::list<segment> ages_;      // most recently used first
+  lru_cache<segment, entry> graphs_;
   std::set<segment> uncapturable_;
 };
 

@@ -7,25 +7,22 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <list>
-#include <map>
-#include <memory>
 #include <tuple>
 
+#include "common/lru_cache.hpp"
+#include "gpu/cuda_graph.hpp"
 #include "gpu/vision_forward.hpp"
 
 namespace cua_s1::gpu {
 
 class vision_graphs {
  public:
-  explicit vision_graphs(size_t capacity) : capacity_(capacity) {}
-  ~vision_graphs();
-  vision_graphs(const vision_graphs&) = delete;
-  vision_graphs& operator=(const vision_graphs&) = delete;
+  // At most `capacity` graphs; 0: every image is encoded eagerly with a fresh plan.
+  explicit vision_graphs(size_t capacity) : entries_(capacity) {}
 
   // `image`'s features [image_feature_rows, out_hidden] on the device, enqueued on ctx.stream;
   // valid for the work enqueued after this and before the next call. Eager (a fresh plan)
-  // when the cache is disabled or a probe is set.
+  // when the capacity is 0 or a probe is set.
   const float* encode(const forward_context& ctx, const vision_config& config,
                       const device_vision& weights, const prepared_image& image);
 
@@ -39,17 +36,11 @@ class vision_graphs {
     image_plan plan;
     device_buffer<uint8_t> input;
     device_buffer<float> features;
-    cudaGraphExec_t exec = nullptr;
+    cuda_graph graph;    // destroyed before the buffers it reads
     bool eager = false;  // its capture failed
-    std::list<key>::iterator age;
   };
-  bool capture(const forward_context& ctx, const vision_config& config,
-               const device_vision& weights, entry& e);
-  void evict_oldest();
 
-  size_t capacity_;
-  std::map<key, std::unique_ptr<entry>> entries_;
-  std::list<key> ages_;  // most recently used first
+  lru_cache<key, entry> entries_;
   device_buffer<float> eager_features_;
 };
 
