@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
+#include "gpu/execution_plan.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/language_graphs.hpp"
 #include "gpu/lt_gemm.hpp"
@@ -67,10 +68,12 @@ class cuda_backend final : public backend {
       : weights_(std::move(weights)),
         device_(options.device),
         probe_(std::move(options.probe)),
-        graphs_(options.graph_cache),
-        vision_graphs_(std::min(options.graph_cache, max_vision_graphs)),
-        merged_(options.merge_language_lora),
-        reuse_opening_(options.reuse_prompt_opening) {
+        plan_(probe_ ? gpu::execution_plan::probing()
+                     : gpu::execution_plan::serving(options.graph_cache > 0,
+                                                    options.reuse_prompt_opening)),
+        graphs_(plan_.graphs ? options.graph_cache : 0),
+        vision_graphs_(std::min(plan_.graphs ? options.graph_cache : 0, max_vision_graphs)),
+        merged_(options.merge_language_lora) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -153,6 +156,7 @@ class cuda_backend final : public backend {
   std::shared_ptr<const model_weights> weights_;
   int device_;
   stage_probe probe_;
+  gpu::execution_plan plan_;  // chosen here, once: probing with a probe, else serving
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<gpu::device_weights> device_weights_;
   std::unique_ptr<gpu::lt_gemm> gemm_;
@@ -162,7 +166,6 @@ class cuda_backend final : public backend {
   gpu::host_staging staging_;
   bool broken_ = false;
   bool merged_;
-  bool reuse_opening_;
   std::string description_;
   stage_seconds last_;
 };
@@ -205,6 +208,7 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     gpu::forward_context ctx;
     ctx.stream = stream_;
     ctx.gemm = gemm_.get();
+    ctx.plan = plan_;
     ctx.probe = probe_ ? &probe_ : nullptr;
     ctx.staging = &staging_;
     const model_config& config = weights_->config;
@@ -223,15 +227,14 @@ std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request
     // to (at least) the image: that prefix runs once and leaves its K/V rows and GDN state for
     // every question's suffix. Both end on a GDN chunk boundary, so the suffixes see the chunks
     // of a whole-prompt run. The suffixes then go through the layers together, as runs of one
-    // pass (one per question while a probe reports stages, which see whole prompts).
+    // pass. Each as the plan says (the probing plan: whole prompts, one pass each).
     const int64_t chunk = kernels::delta_rule_chunk;
-    const int64_t opening =
-        ctx.probing() || !reuse_opening_ ? 0 : int64_t(common_opening_tokens(request, chunk));
-    const int64_t shared = ctx.probing() ? 0 : int64_t(shared_prefix_tokens(request, chunk));
+    const int64_t opening = plan_.keep_opening ? int64_t(common_opening_tokens(request, chunk)) : 0;
+    const int64_t shared = plan_.share_prefix ? int64_t(shared_prefix_tokens(request, chunk)) : 0;
     const int64_t suffix_start = std::max(shared, opening);
     const std::vector<question_batch> batches =
         suffix_batches(request, size_t(suffix_start), max_batch_rows,
-                       ctx.probing() ? 1 : size_t(kernels::max_runs));
+                       plan_.batch_questions ? size_t(kernels::max_runs) : 1);
     graphs_.reserve_rows(config.text, rows_needed(request, batches, suffix_start), stream_);
     const std::span<const prepared_question> questions(request.questions);
     int64_t start = 0;  // where the next segment starts and which GDN state it resumes

@@ -25,7 +25,9 @@ struct cuda_backend_options {
   // Keep the K/V rows and GDN state of the prompts' common opening (the system text's first GDN
   // chunk) between requests instead of running it in each (prep/shared_prefix.hpp).
   bool reuse_prompt_opening = true;
-  stage_probe probe;  // intermediate activations (parity tests); disables graphs
+  // Intermediate activations (parity tests); with a probe the backend runs the probing plan
+  // (gpu/execution_plan.hpp): no graphs, whole prompts one at a time.
+  stage_probe probe;
 };
 
 // Copies the weights to the GPU and returns a backend running there. Failures (no device, out

@@ -97,7 +97,7 @@ void forward_context::linear_gelu(const device_linear& layer, const bf16* x, int
 
 void forward_context::report(const std::string& stage, const float* device_data, int64_t rows,
                              int64_t cols) const {
-  if (!probing()) return;
+  if (!probe || !*probe) return;
   std::vector<float> host(size_t(rows * cols));
   check_cuda(cudaMemcpyAsync(host.data(), device_data, host.size() * sizeof(float),
                              cudaMemcpyDeviceToHost, stream),

@@ -1,5 +1,5 @@
-// What every GPU forward step needs: the stream, the GEMM plans, Linear layers with bias and the
-// unmerged LoRA, and stage reports for the parity tests.
+// What every GPU forward step needs: the stream, the GEMM plans, the execution plan, Linear layers
+// with bias and the unmerged LoRA, and stage reports for the parity tests.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_weights.hpp"
+#include "gpu/execution_plan.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/lt_gemm.hpp"
 #include "model/stage_probe.hpp"
@@ -19,6 +20,7 @@ namespace cua_s1::gpu {
 struct forward_context {
   cudaStream_t stream = nullptr;
   lt_gemm* gemm = nullptr;
+  execution_plan plan;                 // the backend's (execution_plan::probing with a probe)
   const stage_probe* probe = nullptr;  // null or empty: no stage reports
   host_staging* staging = nullptr;          // pinned source of every upload of the run
 
@@ -65,9 +67,8 @@ struct forward_context {
   void linear_gelu(const device_linear& layer, const bf16* x, int64_t m, bf16* out,
                    bool tanh_approximation, int64_t ldo = 0) const;
 
-  bool probing() const { return probe && *probe; }
-
-  // Copies [rows, cols] fp32 from the device (synchronising the stream) and reports it.
+  // With a probe: copies [rows, cols] fp32 from the device (synchronising the stream) and
+  // reports it. Nothing without one.
   void report(const std::string& stage, const float* device_data, int64_t rows,
               int64_t cols) const;
 

@@ -383,14 +383,14 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
   device_buffer<bf16> normed(size_t(tokens * hidden), s);
   prompt_cache& cache = *in.cache;
   const int runs = in.runs.count;
-  // After the last layer's sequence mixing only each run's last row is read (all of them while a
-  // probe reports stages; none in a segment without a readout): its output projection, MLP and
+  // After the last layer's sequence mixing only each run's last row is read (every row in a plan
+  // that wants them all; none in a segment without a readout): its output projection, MLP and
   // the final norm run on those rows alone, packed in `last_rows`.
   device_buffer<float> last_rows;
   size_t attention_layers = 0, deltanet_layers = 0;
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const device_layer& layer = weights.layers[i];
-    const bool cut = i + 1 == weights.layers.size() && !ctx.probing();
+    const bool cut = i + 1 == weights.layers.size() && !ctx.plan.last_layer_all_rows;
     kernels::rms_norm_zero_centred(h, tokens, hidden, hidden, layer.input_norm.weight,
                                    config.rms_norm_eps, normed.get(), nullptr, s);
     mixing_output target{h, false};
@@ -421,15 +421,17 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
   }
 
   if (!in.part.readout) return;
-  // Final norm: every row when a probe wants the stage, else each run's last row alone.
-  const int64_t final_count = ctx.probing() ? tokens : runs;
+  // Final norm: every row when the plan wants them all (a stage report), else each run's last
+  // row alone.
+  const bool all_rows = ctx.plan.last_layer_all_rows;
+  const int64_t final_count = all_rows ? tokens : runs;
   const float* final_in = last_rows.get() ? last_rows.get() : h;
   device_buffer<float> final_rows(size_t(final_count * hidden), s);
   kernels::rms_norm_zero_centred(final_in, final_count, hidden, hidden, weights.final_norm.weight,
                                  config.rms_norm_eps, nullptr, final_rows.get(), s);
-  if (ctx.probing()) ctx.report("language.norm", final_rows.get(), tokens, hidden);
+  if (all_rows) ctx.report("language.norm", final_rows.get(), tokens, hidden);
   for (int r = 0; r < runs; ++r) {
-    const int64_t row = ctx.probing() ? in.runs.bounds[r + 1] - 1 : r;
+    const int64_t row = all_rows ? in.runs.bounds[r + 1] - 1 : r;
     kernels::letter_logits(final_rows.get() + row * hidden, weights.embed_tokens,
                            in.letters + r * max_letters, max_letters, hidden,
                            in.logits + r * max_letters, s);

@@ -44,7 +44,7 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
   // A segment overwriting the opening's K/V rows or GDN state ends it.
   if (part.start < int64_t(cache_.opening.size()) || part.keep == gdn_slot::opening)
     cache_.opening.clear();
-  if (graphs_.capacity() == 0 || ctx.probing() || uncapturable_.count(part))
+  if (graphs_.capacity() == 0 || uncapturable_.count(part))
     return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
                            cache_, logits);
 

@@ -22,7 +22,7 @@ class language_graphs {
   explicit language_graphs(size_t capacity) : graphs_(capacity) {}
 
   // As enqueue_segment on this object's prompt cache, through the cached graph of the segment
-  // (eager when the capacity is 0, a probe is set, or the segment failed to capture).
+  // (eager when the capacity is 0 or the segment failed to capture).
   void enqueue(const forward_context& ctx, const model_config& config,
                const device_language& weights, std::span<const prepared_question> questions,
                const segment& part, const float* image_features, int64_t image_rows,

@@ -14,7 +14,7 @@ void vision_graphs::clear() {
 
 const float* vision_graphs::encode(const forward_context& ctx, const vision_config& config,
                                    const device_vision& weights, const prepared_image& image) {
-  if (entries_.capacity() == 0 || ctx.probing()) {
+  if (entries_.capacity() == 0) {
     eager_features_ = encode_image(ctx, config, weights, image);
     return eager_features_.get();
   }

@@ -22,7 +22,7 @@ class vision_graphs {
 
   // `image`'s features [image_feature_rows, out_hidden] on the device, enqueued on ctx.stream;
   // valid for the work enqueued after this and before the next call. Eager (a fresh plan)
-  // when the capacity is 0 or a probe is set.
+  // when the capacity is 0.
   const float* encode(const forward_context& ctx, const vision_config& config,
                       const device_vision& weights, const prepared_image& image);
 
