@@ -9,6 +9,7 @@
 #include "kernels/attention_common.cuh"
 #include "kernels/common.cuh"
 #include "kernels/flash_attention.hpp"
+#include "kernels/flash_attention_testing.hpp"
 #include "kernels/flash_attention_wgmma.hpp"
 
 namespace cua_s1::kernels {
@@ -246,10 +247,9 @@ bool aligned(const void* pointer, size_t bytes) {
 
 bool supported_head_dim(int64_t head_dim) { return head_dim == 64 || head_dim == 256; }
 
-}  // namespace
-
-void flash_attention(const attention_problem& problem, cudaStream_t stream) {
-  if (problem.tokens == 0) return;
+// `problem` checked, with its runs set and `keys` counting the prefix keys every run sees
+// before its own.
+attention_problem normalised(const attention_problem& problem) {
   attention_problem p = problem;
   if (p.runs.count == 0) {  // one sequence: its queries are the last `tokens` of the keys
     if (p.keys == 0) p.keys = p.tokens;
@@ -260,7 +260,6 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   } else if (p.runs.count > max_runs || p.runs.rows() != p.tokens || p.keys < 0) {
     throw std::invalid_argument("flash_attention: runs do not cover the queries");
   }
-  // From here p.keys counts the prefix keys every run sees before its own.
   if (!supported_head_dim(p.head_dim))
     throw std::invalid_argument("flash_attention: head_dim " + std::to_string(p.head_dim) +
                                 " is not supported (64 or 256)");
@@ -273,12 +272,31 @@ void flash_attention(const attention_problem& problem, cudaStream_t stream) {
   if (p.ldq % 8 || p.ldk % 8 || p.ldv % 8 || p.ldo % 2 || !aligned(p.q, 16) ||
       !aligned(p.k, 16) || !aligned(p.v, 16) || !aligned(p.out, 8) || !aligned(p.out_bf16, 4))
     throw std::invalid_argument("flash_attention: operands must be 16-byte aligned rows");
-  if (flash_attention_wgmma_applies(p))
-    flash_attention_wgmma(p, stream);
-  else if (p.head_dim == 64)
+  return p;
+}
+
+// The portable mma.sync kernel on a normalised problem.
+void launch_portable(const attention_problem& p, cudaStream_t stream) {
+  if (p.head_dim == 64)
     launch<64, 64, 2>(p, stream);
   else
     launch<256, 32, 1>(p, stream);
+}
+
+}  // namespace
+
+void flash_attention(const attention_problem& problem, cudaStream_t stream) {
+  if (problem.tokens == 0) return;
+  const attention_problem p = normalised(problem);
+  if (flash_attention_wgmma_applies(p))
+    flash_attention_wgmma(p, stream);
+  else
+    launch_portable(p, stream);
+}
+
+void flash_attention_portable(const attention_problem& problem, cudaStream_t stream) {
+  if (problem.tokens == 0) return;
+  launch_portable(normalised(problem), stream);
 }
 
 }  // namespace cua_s1::kernels

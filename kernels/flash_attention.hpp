@@ -38,12 +38,11 @@ struct attention_problem {
   // run's rows right after the ones before it). Causal query i of a run sees prefix and own
   // keys up to its own position i.
   row_runs runs;
-  // Head size 64 without a causal mask or prefix runs on wgmma on Hopper (sm_90a builds);
-  // true keeps the portable mma.sync kernel there too (tests compare the two).
-  bool portable = false;
 };
 
-// Runs on `stream`. Throws std::invalid_argument for an unsupported head size, q/kv head counts
+// Runs on `stream`: on Hopper (sm_90a builds) head size 64 without a causal mask or prefix on
+// wgmma, everything else on the portable mma.sync kernel (flash_attention_testing.hpp forces
+// that one). Throws std::invalid_argument for an unsupported head size, q/kv head counts
 // that do not divide, or operands not 16-byte aligned (ld* multiples of 8 elements).
 void flash_attention(const attention_problem& problem, cudaStream_t stream);
 

@@ -255,7 +255,7 @@ bool flash_attention_wgmma_applies(const attention_problem& p) {
   (void)p;
   return false;
 #else
-  if (p.portable || p.head_dim != head_dim || p.causal || p.keys != 0) return false;
+  if (p.head_dim != head_dim || p.causal || p.keys != 0) return false;
   if (p.runs.longest() > (int64_t(1) << 30)) return false;  // the kernel counts rows in int
   // One answer per process: the backend drives one kind of GPU.
   static const bool hopper = [] {

@@ -16,7 +16,7 @@
 #include "codec/helper_threads.hpp"
 #include "codec/image_decoder.hpp"
 #include "codec/picture_memory.hpp"
-#include "codec/png_decoder.hpp"
+#include "codec/png_decoder_testing.hpp"
 #include "codec/png_header.hpp"
 #include "codec/png_unfilter.hpp"
 #include "codec_test_support.hpp"

@@ -21,11 +21,12 @@
 #ifdef CUA_S1_HAVE_CUDA
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
-#include "gpu/language_forward.hpp"
+#include "gpu/language_forward_testing.hpp"
 #include "gpu/picture_resize.hpp"
 #include "gpu/pinned_pictures.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_attention.hpp"
+#include "kernels/flash_attention_testing.hpp"
 #include "kernels/gated_deltanet.hpp"
 #include "kernels/lora.hpp"
 #include "kernels/norms.hpp"
@@ -750,10 +751,9 @@ BOOST_AUTO_TEST_CASE(hopper_attention_matches_the_portable_kernel,
       problem.head_dim = dim;
       problem.scale = 0.125f;
       kernels::attention_problem portable = problem;
-      portable.portable = true;
       portable.out = portable_out.get();
       problem.out = hopper_out.get();
-      kernels::flash_attention(portable, stream);
+      kernels::flash_attention_portable(portable, stream);
       kernels::flash_attention(problem, stream);
       const std::vector<float> expected = download(portable_out.get(), size_t(tokens * width), stream),
                                ours = download(hopper_out.get(), size_t(tokens * width), stream);

@@ -15,12 +15,14 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codec/codec_errors.hpp"
 #include "codec/crc32.hpp"
 #include "codec/helper_threads.hpp"
+#include "codec/png_decoder_testing.hpp"
 #include "codec/png_unfilter.hpp"
 
 namespace cua_s1 {
@@ -242,10 +244,10 @@ void raw_to_rgb(const picture_bytes& raw, const png_stream_state& st, uint32_t w
   }
 }
 
-}  // namespace
-
-outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
-                                     png_inflate path) {
+// decode_png_pixels by libdeflate where it can and libspng elsewhere (`only` unset), or by one
+// of them alone.
+outcome<rgb_image> decode_by(std::span<const uint8_t> file, const png_header& header,
+                             std::optional<png_inflate> only) {
   const png_stream_state& st = header.state;
   // Pillow's putpalette: "invalid palette size" for more than 256 entries.
   if (st.color_type == 3 && st.has_palette && st.palette.size() / 3 > 256) return invalid();
@@ -258,8 +260,8 @@ outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_he
   const uint32_t h = st.has_bbox ? st.bbox_h : st.height;
   if (w == 0 || h == 0) return invalid();
   picture_bytes raw;  // picture memory: for RGB8 these bytes become the picture
-  if (path == png_inflate::libspng_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
-    if (path == png_inflate::libdeflate_only) return invalid();
+  if (only == png_inflate::libspng_only || !inflate_raw(file, st, w, h, data->segments, raw)) {
+    if (only == png_inflate::libdeflate_only) return invalid();
     const std::vector<uint8_t> clean = build_clean_png(file, st, w, h, data->segments);
     if (!spng_decode_raw(clean, raw)) return invalid();
   }
@@ -288,6 +290,17 @@ outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_he
                 &region[size_t{y} * w * 3], size_t{w} * 3);
   }
   return image;
+}
+
+}  // namespace
+
+outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header) {
+  return decode_by(file, header, std::nullopt);
+}
+
+outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
+                                     png_inflate only) {
+  return decode_by(file, header, only);
 }
 
 }  // namespace cua_s1

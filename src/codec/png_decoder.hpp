@@ -16,10 +16,7 @@ namespace cua_s1 {
 // 422 `invalid image data`.
 // Non-interlaced image data that is exactly one complete zlib stream of the expected size is
 // inflated by libdeflate and unfiltered here; everything else goes through libspng, whose result
-// or error stands (automatic). Tests compare the two paths alone: libdeflate_only fails where the
-// fast path declines, libspng_only never takes it.
-enum class png_inflate { automatic, libdeflate_only, libspng_only };
-outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header,
-                                     png_inflate path = png_inflate::automatic);
+// or error stands (png_decoder_testing.hpp takes either path alone).
+outcome<rgb_image> decode_png_pixels(std::span<const uint8_t> file, const png_header& header);
 
 }  // namespace cua_s1

@@ -51,11 +51,6 @@ struct segment {
   auto operator<=>(const segment&) const = default;
 };
 
-// The whole prompt of `question` in one pass.
-inline segment whole_prompt(const prepared_question& question) {
-  return segment{0, {int64_t(question.input_ids.size())}, gdn_slot::none, gdn_slot::none, true};
-}
-
 // Device inputs and outputs of the layer stack for one segment shape; reused (and captured
 // into a CUDA graph) while the segment stays the same.
 struct language_buffers {
@@ -107,10 +102,5 @@ void enqueue_segment(const forward_context& ctx, const model_config& config,
 // after question.
 void copy_letter_logits(const forward_context& ctx, std::span<const prepared_question> questions,
                         const language_inputs& inputs, float* logits);
-
-// The whole prompt in one eager pass with a cache of its own.
-void enqueue_letter_logits(const forward_context& ctx, const model_config& config,
-                           const device_language& weights, const prepared_question& question,
-                           const float* image_features, int64_t image_rows, float* logits);
 
 }  // namespace cua_s1::gpu
