@@ -12,6 +12,7 @@
 #include "common/json_log.hpp"
 #include "http/http_server.hpp"
 #include "server/graceful_shutdown.hpp"
+#include "server/open_file_limit.hpp"
 #include "server/serving_model.hpp"
 #include "server/server_options.hpp"
 
@@ -42,6 +43,7 @@ http_options http_settings(const server_options& options, const serving_model& l
   settings.host = options.host;
   settings.port = options.port;
   settings.read_timeout = std::chrono::seconds(options.read_timeout_seconds);
+  settings.max_connections = options.max_connections;
   settings.weights_description = loaded.description;
   return settings;
 }
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   log_event(log_level::info, "starting", {{"model", options->model_dir.empty()
                                                         ? std::string("bundled tiny model")
                                                         : options->model_dir}});
+  raise_open_file_limit(options->max_connections);
 
   auto loaded = load_serving_model(*options);
   if (!loaded) {

@@ -87,3 +87,17 @@ BOOST_AUTO_TEST_CASE(the_fault_injection_spec_is_checked_with_the_options) {
   expect_error({}, "sticky-error-after:N", {{"CUA_S1_FAULT_INJECTION", "sticky-error-after:0"}});
   expect_error({}, "sticky-error-after:N", {{"CUA_S1_FAULT_INJECTION", ""}});
 }
+
+// The connection limit: default, environment, flags.
+BOOST_AUTO_TEST_CASE(connection_and_body_limits) {
+  auto defaults = parse({});
+  BOOST_REQUIRE(defaults.ok());
+  BOOST_TEST(defaults->max_connections == 1024u);
+  auto set = parse({"--max-connections", "16"}, {{"CUA_S1_MAX_CONNECTIONS", "8"}});
+  BOOST_REQUIRE(set.ok());
+  BOOST_TEST(set->max_connections == 16u);
+  expect_error({"--max-connections", "0"}, "--max-connections must be a count 1-1000000");
+  const std::string usage = server_usage();
+  for (const char* name : {"--max-connections", "CUA_S1_MAX_CONNECTIONS"})
+    BOOST_TEST(usage.find(name) != std::string::npos, name);
+}

@@ -22,6 +22,7 @@
 #include "api/decision_request.hpp"
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
+#include "http/connection_limits.hpp"
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
 
@@ -110,8 +111,10 @@ class read_deadline {
   std::shared_ptr<state> state_;
 };
 
-asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
-                                  const http_options& options, const route_settings& settings,
+// Serves one connection; `held` counts it among the open connections until it is closed.
+asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connection_counter::slot held,
+                                  decision_engine& engine, const http_options& options,
+                                  const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets) {
   beast::tcp_stream stream(std::move(socket));
@@ -178,21 +181,41 @@ asio::awaitable<void> run_session(tcp::socket socket, decision_engine& engine,
   co_await lingering_close(stream);
 }
 
+// A connection beyond --max-connections: answered 503 at once, then closed.
+asio::awaitable<void> refuse_connection(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  http_response response = too_many_connections_response();
+  beast::error_code ec;
+  stream.expires_after(std::chrono::seconds(5));
+  co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) co_await lingering_close(stream);
+}
+
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
                                   const http_options& options, const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
-                                  std::shared_ptr<websocket_registry> websockets) {
+                                  std::shared_ptr<websocket_registry> websockets,
+                                  connection_counter connections) {
+  log_throttle accept_errors, refusals;
   while (acceptor->is_open()) {
     beast::error_code ec;
     tcp::socket socket = co_await acceptor->async_accept(
         asio::make_strand(acceptor->get_executor()), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) break;
-      log_event(log_level::warning, "accept_failed", {{"error", ec.message()}});
+      co_await after_accept_error(ec, accept_errors);
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, run_session(std::move(socket), engine, options, settings, active, websockets),
+    auto held = connections.try_open();
+    if (!held) {
+      log_connection_refused(connections, refusals);
+      asio::co_spawn(executor, refuse_connection(std::move(socket)), asio::detached);
+      continue;
+    }
+    asio::co_spawn(executor,
+                   run_session(std::move(socket), std::move(*held), engine, options, settings,
+                               active, websockets),
                    asio::detached);
   }
 }
@@ -218,7 +241,9 @@ outcome<bool> http_server::start() {
   if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failure{500, "cannot listen on " + where + ": " + ec.message()};
   bound_port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, accept_loop(acceptor_, engine_, options_, route_settings_, active_, websockets_),
+  asio::co_spawn(io_,
+                 accept_loop(acceptor_, engine_, options_, route_settings_, active_, websockets_,
+                             connections_),
                  asio::detached);
   return true;
 }

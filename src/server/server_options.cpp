@@ -63,6 +63,8 @@ std::string server_usage() {
          "                                                     [CUA_S1_MAX_QUEUED_QUESTIONS]\n"
          "  --max-jpeg-scans N      a JPEG of more scans is refused (422 invalid image data;\n"
          "                          encoders write 6-10) (100)        [CUA_S1_MAX_JPEG_SCANS]\n"
+         "  --max-connections N     connections open at once; more are answered 503 and\n"
+         "                          closed (1024)                   [CUA_S1_MAX_CONNECTIONS]\n"
          "  --read-timeout SECONDS  time allowed to send a request (15)   [CUA_S1_READ_TIMEOUT]\n"
          "  --request-timeout SECONDS  work not started this long after the request arrived\n"
          "                          is dropped with 503 (30)          [CUA_S1_REQUEST_TIMEOUT]\n"
@@ -104,6 +106,7 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},
       {"--max-jpeg-scans", "CUA_S1_MAX_JPEG_SCANS", [&](const std::string& v) { return parse_number<unsigned>(v, options.max_jpeg_scans, 1, 1000000); }, "a count >= 1"},
+      {"--max-connections", "CUA_S1_MAX_CONNECTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_connections, 1, 1000000); }, "a count 1-1000000"},
       {"--read-timeout", "CUA_S1_READ_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.read_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--request-timeout", "CUA_S1_REQUEST_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.request_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--drain-timeout", "CUA_S1_DRAIN_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.drain_timeout_seconds, 0, 3600); }, "seconds 0-3600"},

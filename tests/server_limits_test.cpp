@@ -1,0 +1,243 @@
+// Limits that keep the real server process serving under floods, on raw loopback sockets: the
+// soft descriptor limit raised at start-up; accept backing off (with a bounded number of log
+// lines) when descriptors run out; --max-connections (503 and close beyond it).
+#define BOOST_TEST_MODULE server_limits
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string_view>
+
+#include "server_process.hpp"
+#include "test_support.hpp"
+
+using namespace cua_s1;
+using namespace cua_s1::test;
+
+namespace {
+
+// A client gives up on a server that does not answer after this long (a guard against hanging,
+// not a timed assertion).
+constexpr int hang_guard_ms = 60'000;
+
+// One blocking loopback connection on a plain socket, every wait bounded by the hang guard.
+class raw_client {
+ public:
+  explicit raw_client(unsigned short port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (fd_ < 0) throw std::runtime_error("socket failed");
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+      throw std::runtime_error("connect failed");
+  }
+  ~raw_client() { close(); }
+  raw_client(const raw_client&) = delete;
+  raw_client& operator=(const raw_client&) = delete;
+
+  // False when the server has closed the connection.
+  bool send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (sent <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(sent));
+    }
+    return true;
+  }
+
+  // True once the server has sent something (or closed) within `timeout_ms`.
+  bool readable(int timeout_ms) {
+    if (!pending_.empty()) return true;
+    pollfd waiting{fd_, POLLIN, 0};
+    return ::poll(&waiting, 1, timeout_ms) == 1;
+  }
+
+  // The next response; status 0 when the connection closes first or the hang guard passes.
+  http_reply read_reply() {
+    namespace http = boost::beast::http;
+    http::response_parser<http::string_body> parser;
+    boost::system::error_code ec;
+    while (!parser.is_done()) {
+      if (pending_.empty() && !receive()) return {};
+      const size_t used = parser.put(boost::asio::buffer(pending_), ec);
+      pending_.erase(0, used);
+      if (ec == http::error::need_more) {
+        if (!receive()) return {};
+        ec = {};
+      } else if (ec) {
+        return {};
+      }
+    }
+    const auto& response = parser.get();
+    return {static_cast<int>(response.result_int()), response.body(),
+            std::string(response[http::field::content_type]),
+            std::string(response[http::field::retry_after]), std::string(response["X-Request-Id"])};
+  }
+
+  // True when the server closes the connection (end of stream or reset) with nothing more sent.
+  bool closed_by_server() { return pending_.empty() && !receive(); }
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  // Appends what arrives; false on end of stream, error or the hang guard.
+  bool receive() {
+    if (!readable(hang_guard_ms)) return false;
+    char chunk[65536];
+    const ssize_t got = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (got <= 0) return false;
+    pending_.append(chunk, static_cast<size_t>(got));
+    return true;
+  }
+
+  int fd_;
+  std::string pending_;
+};
+
+std::string get_request(const std::string& target) {
+  return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+}
+
+std::string detail_of(const http_reply& reply) {
+  boost::system::error_code ec;
+  auto value = boost::json::parse(reply.body, ec);
+  if (ec || !value.is_object() || !value.as_object().contains("detail")) return {};
+  return std::string(value.as_object().at("detail").as_string());
+}
+
+// The lines of `event` the server has logged so far.
+size_t log_lines_with_event(server_process& server, const std::string& event) {
+  server.wait_for_log([](const boost::json::object&) { return true; }, std::chrono::seconds(5));
+  const std::string needle = "\"event\":\"" + event + "\"";
+  size_t count = 0;
+  for (size_t at = server.log().find(needle); at != std::string::npos;
+       at = server.log().find(needle, at + needle.size()))
+    ++count;
+  return count;
+}
+
+size_t open_descriptors(pid_t pid) {
+  size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+    ++count;
+  return count;
+}
+
+// Lowers the running server's descriptor limit (soft and hard) to `limit`.
+void limit_descriptors(pid_t pid, rlim_t limit) {
+  const rlimit lowered{limit, limit};
+  BOOST_TEST_REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &lowered, nullptr) == 0);
+}
+
+// GET /health on a new connection until one is answered 200 (the server frees a connection's
+// slot once it has seen the close, a moment after the client closed); false after many tries.
+bool health_answers_on_a_new_connection(unsigned short port) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    raw_client client(port);
+    if (client.send(get_request("/health")) && client.read_reply().status == 200) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+bool logged(server_process& server, const std::string& event) {
+  return server.wait_for_log(
+      [&](const boost::json::object& line) {
+        return line.contains("event") && line.at("event") == event.c_str();
+      },
+      std::chrono::seconds(60));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_soft_descriptor_limit_is_raised_to_the_hard_limit) {
+  rlimit ours{};
+  BOOST_TEST_REQUIRE(::getrlimit(RLIMIT_NOFILE, &ours) == 0);
+  BOOST_TEST_REQUIRE(ours.rlim_max > 256u);
+  // The server inherits a soft limit of 256 under our hard one.
+  rlimit lowered{256, ours.rlim_max};
+  BOOST_TEST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+  std::unique_ptr<server_process> server;
+  try {
+    server = std::make_unique<server_process>(std::vector<std::string>{"--threads", "1"});
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &ours);
+    throw;
+  }
+  ::setrlimit(RLIMIT_NOFILE, &ours);
+  rlimit theirs{};
+  BOOST_TEST_REQUIRE(::prlimit(server->pid(), RLIMIT_NOFILE, nullptr, &theirs) == 0);
+  BOOST_TEST(theirs.rlim_cur == ours.rlim_max);
+  BOOST_TEST(server->log().find("\"event\":\"open_file_limit\"") != std::string::npos,
+             server->log());
+}
+
+// Under `ulimit -n` too low for the clients, accept failed with EMFILE and was retried at once:
+// a busy loop writing ~370,000 accept_failed lines a second. It backs off with a rate-limited
+// line instead, and accepts again once descriptors are free.
+BOOST_AUTO_TEST_CASE(descriptor_exhaustion_backs_off_with_a_bounded_log) {
+  server_process server({"--threads", "1"});
+  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+  limit_descriptors(server.pid(), open_descriptors(server.pid()) + 8);
+  std::vector<std::unique_ptr<raw_client>> idle;
+  for (int i = 0; i < 24; ++i) idle.push_back(std::make_unique<raw_client>(server.port()));
+  BOOST_TEST_REQUIRE(logged(server, "accept_failed"), server.log());
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // descriptors stay exhausted meanwhile
+  idle.clear();
+  BOOST_TEST(health_answers_on_a_new_connection(server.port()), server.log());
+  const size_t lines = log_lines_with_event(server, "accept_failed");
+  BOOST_TEST_MESSAGE("accept_failed lines: " << lines);
+  BOOST_TEST(lines <= 10u);
+}
+
+BOOST_AUTO_TEST_CASE(connections_beyond_max_connections_get_503_and_are_closed) {
+  server_process server({"--threads", "1", "--max-connections", "4"});
+  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+  limit_descriptors(server.pid(), open_descriptors(server.pid()) + 32);
+  // Four keep-alive clients hold the four connections (a slot of a closed connection is free
+  // once the server has seen the close: retry until each is served).
+  std::vector<std::unique_ptr<raw_client>> held;
+  for (int attempt = 0; held.size() < 4 && attempt < 200; ++attempt) {
+    auto client = std::make_unique<raw_client>(server.port());
+    if (client->send(get_request("/health")) && client->read_reply().status == 200)
+      held.push_back(std::move(client));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_TEST_REQUIRE(held.size() == 4u, server.log());
+  // Idle clients beyond the limit (more than the descriptors left) are answered and closed.
+  std::vector<std::unique_ptr<raw_client>> beyond;
+  for (int i = 0; i < 48; ++i) beyond.push_back(std::make_unique<raw_client>(server.port()));
+  for (auto& client : beyond) {
+    const http_reply reply = client->read_reply();
+    BOOST_TEST(reply.status == 503, reply.status << " " << reply.body);
+    BOOST_TEST(reply.retry_after == "1");
+    BOOST_TEST(reply.content_type == "application/json");
+    BOOST_TEST(!detail_of(reply).empty(), reply.body);
+    BOOST_TEST(client->closed_by_server());
+  }
+  beyond.clear();
+  for (auto& client : held) {  // the admitted connections are still served
+    BOOST_TEST_REQUIRE(client->send(get_request("/health")));
+    BOOST_TEST(client->read_reply().status == 200);
+  }
+  held.pop_back();  // one leaves: a new connection is served again
+  BOOST_TEST(health_answers_on_a_new_connection(server.port()), server.log());
+  BOOST_TEST(log_lines_with_event(server, "accept_failed") <= 10u);
+  // Refusals are logged rate-limited: fewer lines than refusals.
+  const size_t refusal_lines = log_lines_with_event(server, "connection_refused");
+  BOOST_TEST(refusal_lines >= 1u, server.log());
+  BOOST_TEST(refusal_lines < 24u);
+}
