@@ -44,6 +44,7 @@ http_options http_settings(const server_options& options, const serving_model& l
   settings.port = options.port;
   settings.read_timeout = std::chrono::seconds(options.read_timeout_seconds);
   settings.max_connections = options.max_connections;
+  settings.max_body_bytes_in_flight = options.max_body_bytes_in_flight;
   settings.weights_description = loaded.description;
   return settings;
 }

@@ -1,6 +1,7 @@
 // Limits that keep the real server process serving under floods, on raw loopback sockets: the
 // soft descriptor limit raised at start-up; accept backing off (with a bounded number of log
-// lines) when descriptors run out; --max-connections (503 and close beyond it).
+// lines) when descriptors run out; --max-connections (503 and close beyond it);
+// --max-body-bytes-in-flight (503 before the body is read beyond it).
 #define BOOST_TEST_MODULE server_limits
 #include <boost/test/unit_test.hpp>
 
@@ -107,6 +108,18 @@ class raw_client {
 
 std::string get_request(const std::string& target) {
   return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+}
+
+std::string post_header(size_t content_length) {
+  return "POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+         "Content-Length: " + std::to_string(content_length) + "\r\n\r\n";
+}
+
+// A valid decision request padded with trailing whitespace (valid JSON) to `size` bytes.
+std::string decision_body(size_t size = 0) {
+  std::string body = read_file(fixture_path("prepare/requests/std-small.json"));
+  if (body.size() < size) body.append(size - body.size(), ' ');
+  return body;
 }
 
 std::string detail_of(const http_reply& reply) {
@@ -240,4 +253,75 @@ BOOST_AUTO_TEST_CASE(connections_beyond_max_connections_get_503_and_are_closed) 
   const size_t refusal_lines = log_lines_with_event(server, "connection_refused");
   BOOST_TEST(refusal_lines >= 1u, server.log());
   BOOST_TEST(refusal_lines < 24u);
+}
+
+// Three uploads of 3 MiB against a budget of 8 MiB: whichever comes third is answered 503 as
+// soon as its headers are in (1 KiB of its body sent), and closed; the other two are answered.
+// A chunked body (no Content-Length) holds the largest body allowed, 8 MiB.
+BOOST_AUTO_TEST_CASE(uploads_beyond_the_body_budget_get_503_before_their_body) {
+  const size_t budget = 8 * 1024 * 1024, upload = 3 * 1024 * 1024;
+  server_process server({"--threads", "1", "--read-timeout", "120", "--max-body-bytes-in-flight",
+                         std::to_string(budget)});
+  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+  const std::string body = decision_body(upload);
+  const std::string_view first_part = std::string_view(body).substr(0, 1024);
+  const std::string_view rest = std::string_view(body).substr(1024);
+
+  std::vector<std::unique_ptr<raw_client>> uploads;
+  for (int i = 0; i < 3; ++i) {
+    uploads.push_back(std::make_unique<raw_client>(server.port()));
+    BOOST_TEST_REQUIRE(uploads.back()->send(post_header(body.size())));
+    BOOST_TEST_REQUIRE(uploads.back()->send(first_part));
+  }
+  // Wait until one of them is answered.
+  size_t refused = uploads.size();
+  for (int round = 0; refused == uploads.size() && round < hang_guard_ms / 10; ++round)
+    for (size_t i = 0; i < uploads.size(); ++i)
+      if (uploads[i]->readable(10)) refused = i;
+  BOOST_TEST_REQUIRE(refused < uploads.size(), server.log());
+  const http_reply busy = uploads[refused]->read_reply();
+  BOOST_TEST(busy.status == 503, busy.status << " " << busy.body);
+  BOOST_TEST(busy.retry_after == "1");
+  BOOST_TEST(busy.content_type == "application/json");
+  BOOST_TEST(!detail_of(busy).empty(), busy.body);
+  BOOST_TEST(!busy.request_id.empty());
+  BOOST_TEST(uploads[refused]->closed_by_server());
+  uploads.erase(uploads.begin() + static_cast<std::ptrdiff_t>(refused));
+
+  {  // a request without a body is not held back, nor a small one within what is left
+    raw_client health(server.port());
+    BOOST_TEST_REQUIRE(health.send(get_request("/health")));
+    BOOST_TEST(health.read_reply().status == 200);
+    raw_client small(server.port());
+    const std::string small_body = decision_body();
+    BOOST_TEST_REQUIRE(small.send(post_header(small_body.size()) + small_body));
+    const http_reply answer = small.read_reply();
+    BOOST_TEST(answer.status == 200, answer.body);
+  }
+  // A chunked body holds 8 MiB: refused while the two uploads hold 6 MiB.
+  const std::string small_body = decision_body();
+  std::ostringstream size_hex;
+  size_hex << std::hex << small_body.size();
+  const std::string chunked_request =
+      "POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      size_hex.str() + "\r\n" + small_body + "\r\n0\r\n\r\n";
+  {
+    raw_client chunked(server.port());
+    chunked.send(chunked_request);  // the server may close before the whole body is sent
+    const http_reply reply = chunked.read_reply();
+    BOOST_TEST(reply.status == 503, reply.status << " " << reply.body);
+    BOOST_TEST(reply.retry_after == "1");
+  }
+  for (auto& client : uploads) {  // the uploads within the budget finish and are answered
+    BOOST_TEST_REQUIRE(client->send(rest));
+    const http_reply answer = client->read_reply();
+    BOOST_TEST(answer.status == 200, answer.status << " " << answer.body);
+  }
+  uploads.clear();
+  // Answered bodies are released: the chunked body is taken now.
+  raw_client chunked(server.port());
+  BOOST_TEST_REQUIRE(chunked.send(chunked_request));
+  const http_reply taken = chunked.read_reply();
+  BOOST_TEST(taken.status == 200, taken.status << " " << taken.body);
 }

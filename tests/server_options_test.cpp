@@ -88,16 +88,24 @@ BOOST_AUTO_TEST_CASE(the_fault_injection_spec_is_checked_with_the_options) {
   expect_error({}, "sticky-error-after:N", {{"CUA_S1_FAULT_INJECTION", ""}});
 }
 
-// The connection limit: default, environment, flags.
+// The connection and body limits: defaults, environment, flags, and the smallest body budget
+// (one body of the largest size, 8 MiB: a smaller one would refuse such a body for ever).
 BOOST_AUTO_TEST_CASE(connection_and_body_limits) {
   auto defaults = parse({});
   BOOST_REQUIRE(defaults.ok());
   BOOST_TEST(defaults->max_connections == 1024u);
-  auto set = parse({"--max-connections", "16"}, {{"CUA_S1_MAX_CONNECTIONS", "8"}});
+  BOOST_TEST(defaults->max_body_bytes_in_flight == 256u * 1024 * 1024);
+  auto set = parse({"--max-connections", "16"}, {{"CUA_S1_MAX_CONNECTIONS", "8"},
+                                                 {"CUA_S1_MAX_BODY_BYTES_IN_FLIGHT", "16777216"}});
   BOOST_REQUIRE(set.ok());
   BOOST_TEST(set->max_connections == 16u);
+  BOOST_TEST(set->max_body_bytes_in_flight == 16777216u);
   expect_error({"--max-connections", "0"}, "--max-connections must be a count 1-1000000");
+  expect_error({"--max-body-bytes-in-flight", "8388607"},
+               "--max-body-bytes-in-flight must be a byte count of at least one body (8388608)");
+  BOOST_TEST(parse({"--max-body-bytes-in-flight", "8388608"}).ok());
   const std::string usage = server_usage();
-  for (const char* name : {"--max-connections", "CUA_S1_MAX_CONNECTIONS"})
+  for (const char* name : {"--max-connections", "CUA_S1_MAX_CONNECTIONS", "--max-body-bytes-in-flight",
+                           "CUA_S1_MAX_BODY_BYTES_IN_FLIGHT"})
     BOOST_TEST(usage.find(name) != std::string::npos, name);
 }

@@ -22,6 +22,7 @@
 #include "api/decision_request.hpp"
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
+#include "http/body_budget.hpp"
 #include "http/connection_limits.hpp"
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
@@ -116,7 +117,8 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
                                   decision_engine& engine, const http_options& options,
                                   const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
-                                  std::shared_ptr<websocket_registry> websockets) {
+                                  std::shared_ptr<websocket_registry> websockets,
+                                  body_budget bodies) {
   beast::tcp_stream stream(std::move(socket));
   // Beast reads into the free space of this buffer, at least 512 bytes and at most 64 KiB a
   // call; its capacity is only what the headers needed, so without room a 145 KB body took
@@ -136,9 +138,15 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     std::optional<request_plan> plan;
     co_await http::async_read_header(stream, buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    // Its body is held within the body budget from here until it has been answered; beyond the
+    // budget it is refused unread.
+    std::optional<body_budget::reservation> body_held;
     if (!ec) {
       plan = plan_request(parser.get().base(), engine);
-      if (!parser.is_done())
+      body_held = bodies.try_reserve(body_bytes_to_hold(parser));
+      if (!body_held)
+        refuse_over_body_budget(*plan, parser.get().version());
+      else if (!parser.is_done())
         co_await http::async_read(stream, buffer, parser,
                                   asio::redirect_error(asio::use_awaitable, ec));
     }
@@ -157,6 +165,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     }
     stream.expires_never();
     if (plan->to == request_plan::destination::websocket_upgrade) {
+      body_held.reset();
       co_await run_websocket_session(std::move(stream), parser.release(), engine, active,
                                      websockets);
       co_return;
@@ -164,7 +173,8 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     std::optional<active_request> counted;
     counted.emplace(*active);
     auto request = parser.release();
-    const bool keep_alive = request.keep_alive() && !engine.draining();
+    // A body left unread (over the budget) ends the connection.
+    const bool keep_alive = body_held && request.keep_alive() && !engine.draining();
     // A decision waits on the engine: a client that closes meanwhile cancels its work.
     std::optional<disconnect_watch> watch;
     cancel_flag client_gone;
@@ -172,6 +182,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     http_response response =
         co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
     if (watch) watch->stop(stream.socket());
+    body_held.reset();
     response.keep_alive(keep_alive);
     stream.expires_after(options.read_timeout);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
@@ -195,7 +206,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
                                   const http_options& options, const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets,
-                                  connection_counter connections) {
+                                  connection_counter connections, body_budget bodies) {
   log_throttle accept_errors, refusals;
   while (acceptor->is_open()) {
     beast::error_code ec;
@@ -215,7 +226,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
     }
     asio::co_spawn(executor,
                    run_session(std::move(socket), std::move(*held), engine, options, settings,
-                               active, websockets),
+                               active, websockets, bodies),
                    asio::detached);
   }
 }
@@ -243,7 +254,7 @@ outcome<bool> http_server::start() {
   bound_port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_,
                  accept_loop(acceptor_, engine_, options_, route_settings_, active_, websockets_,
-                             connections_),
+                             connections_, bodies_),
                  asio::detached);
   return true;
 }

@@ -10,6 +10,7 @@
 
 #include "actors/decision_engine.hpp"
 #include "common/outcome.hpp"
+#include "http/body_budget.hpp"
 #include "http/connection_limits.hpp"
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
@@ -21,6 +22,7 @@ struct http_options {
   unsigned short port = 8000;
   std::chrono::seconds read_timeout{15};  // a request (header and body) must arrive within this
   size_t max_connections = 1024;  // open at once; more are answered 503 and closed
+  size_t max_body_bytes_in_flight = 256u << 20;  // bodies held at once; beyond: 503 unread
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health
 };
 
@@ -54,6 +56,7 @@ class http_server {
   std::shared_ptr<std::atomic<size_t>> active_ = std::make_shared<std::atomic<size_t>>(0);
   std::shared_ptr<websocket_registry> websockets_ = std::make_shared<websocket_registry>();
   connection_counter connections_{options_.max_connections};
+  body_budget bodies_{options_.max_body_bytes_in_flight};
   unsigned short bound_port_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "api/decision_request.hpp"
 #include "server/fault_injection.hpp"
 
 namespace cua_s1 {
@@ -65,6 +66,10 @@ std::string server_usage() {
          "                          encoders write 6-10) (100)        [CUA_S1_MAX_JPEG_SCANS]\n"
          "  --max-connections N     connections open at once; more are answered 503 and\n"
          "                          closed (1024)                   [CUA_S1_MAX_CONNECTIONS]\n"
+         "  --max-body-bytes-in-flight BYTES  request bodies held at once, a chunked one\n"
+         "                          counted as 8 MiB; a body beyond is answered 503 before\n"
+         "                          it is read (268435456 = 256 MiB)\n"
+         "                                                [CUA_S1_MAX_BODY_BYTES_IN_FLIGHT]\n"
          "  --read-timeout SECONDS  time allowed to send a request (15)   [CUA_S1_READ_TIMEOUT]\n"
          "  --request-timeout SECONDS  work not started this long after the request arrived\n"
          "                          is dropped with 503 (30)          [CUA_S1_REQUEST_TIMEOUT]\n"
@@ -107,6 +112,7 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},
       {"--max-jpeg-scans", "CUA_S1_MAX_JPEG_SCANS", [&](const std::string& v) { return parse_number<unsigned>(v, options.max_jpeg_scans, 1, 1000000); }, "a count >= 1"},
       {"--max-connections", "CUA_S1_MAX_CONNECTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_connections, 1, 1000000); }, "a count 1-1000000"},
+      {"--max-body-bytes-in-flight", "CUA_S1_MAX_BODY_BYTES_IN_FLIGHT", [&](const std::string& v) { return parse_number<size_t>(v, options.max_body_bytes_in_flight, max_body_bytes, size_t{1} << 40); }, "a byte count of at least one body (8388608) and at most 2^40"},
       {"--read-timeout", "CUA_S1_READ_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.read_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--request-timeout", "CUA_S1_REQUEST_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.request_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--drain-timeout", "CUA_S1_DRAIN_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.drain_timeout_seconds, 0, 3600); }, "seconds 0-3600"},

@@ -27,6 +27,7 @@ struct server_options {
   size_t max_queued_questions = 512;  // --max-queued-questions
   unsigned max_jpeg_scans = 100;      // --max-jpeg-scans: more scans in a JPEG -> 422
   size_t max_connections = 1024;      // --max-connections: more are answered 503 and closed
+  size_t max_body_bytes_in_flight = 256u << 20;  // --max-body-bytes-in-flight: beyond, 503
   unsigned read_timeout_seconds = 15;  // --read-timeout
   unsigned drain_timeout_seconds = 30;  // --drain-timeout: graceful shutdown limit
   unsigned request_timeout_seconds = 30;  // --request-timeout: work not started by then -> 503
