@@ -1,7 +1,8 @@
 // Limits that keep the real server process serving under floods, on raw loopback sockets: the
 // soft descriptor limit raised at start-up; accept backing off (with a bounded number of log
 // lines) when descriptors run out; --max-connections (503 and close beyond it);
-// --max-body-bytes-in-flight (503 before the body is read beyond it).
+// --max-body-bytes-in-flight (503 before the body is read beyond it); and a request still being
+// uploaded when SIGTERM comes is read and answered.
 #define BOOST_TEST_MODULE server_limits
 #include <boost/test/unit_test.hpp>
 
@@ -324,4 +325,27 @@ BOOST_AUTO_TEST_CASE(uploads_beyond_the_body_budget_get_503_before_their_body) {
   BOOST_TEST_REQUIRE(chunked.send(chunked_request));
   const http_reply taken = chunked.read_reply();
   BOOST_TEST(taken.status == 200, taken.status << " " << taken.body);
+}
+
+// A request whose body is still arriving when SIGTERM comes was dropped: the drain saw no
+// request in flight and the process exited. It is read and answered (503 "shutting down" with
+// Retry-After, since the drain admits no new work), then the process exits 0.
+BOOST_AUTO_TEST_CASE(a_request_being_uploaded_at_sigterm_is_answered) {
+  server_process server({"--threads", "1", "--read-timeout", "120", "--drain-timeout", "600"});
+  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+  const std::string body = decision_body(64 * 1024);
+  raw_client upload(server.port());
+  BOOST_TEST_REQUIRE(upload.send(post_header(body.size()) + body.substr(0, 1024)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let its headers be read
+  server.signal(SIGTERM);
+  BOOST_TEST_REQUIRE(logged(server, "shutdown"), server.log());
+  // Still running while the upload is unfinished (it counts as a request in flight).
+  BOOST_TEST(server.running());
+  const bool sent = upload.send(std::string_view(body).substr(1024));
+  BOOST_TEST(sent);
+  const http_reply answer = upload.read_reply();
+  BOOST_TEST((answer.status == 200 || (answer.status == 503 && answer.retry_after == "1")),
+             answer.status << " " << answer.body);
+  BOOST_TEST(server.wait_exit(std::chrono::seconds(120)) == 0, server.log());
+  BOOST_TEST(server.log().find("\"drained\"") != std::string::npos, server.log());
 }

@@ -1,5 +1,5 @@
-// Counts a decision from its parsed request until its answer has been written (graceful
-// shutdown waits for the count to reach 0).
+// Counts a request while it is in flight, until its answer has been written (graceful shutdown
+// waits for the count to reach 0).
 #pragma once
 
 #include <atomic>

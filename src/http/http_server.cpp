@@ -136,8 +136,17 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     // included, is answered once the body has been read too, so that the connection stays
     // usable and a body over the limit is answered 413 whatever its route.
     std::optional<request_plan> plan;
-    co_await http::async_read_header(stream, buffer, parser,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+    // A request counts as active from its first byte: one still being read when a drain begins
+    // is read and answered.
+    std::optional<active_request> counted;
+    if (buffer.size() == 0)
+      co_await stream.socket().async_wait(tcp::socket::wait_read,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      counted.emplace(*active);
+      co_await http::async_read_header(stream, buffer, parser,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+    }
     // Its body is held within the body budget from here until it has been answered; beyond the
     // budget it is refused unread.
     std::optional<body_budget::reservation> body_held;
@@ -165,13 +174,12 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     }
     stream.expires_never();
     if (plan->to == request_plan::destination::websocket_upgrade) {
+      counted.reset();  // the WebSocket session counts its messages itself
       body_held.reset();
       co_await run_websocket_session(std::move(stream), parser.release(), engine, active,
                                      websockets);
       co_return;
     }
-    std::optional<active_request> counted;
-    counted.emplace(*active);
     auto request = parser.release();
     // A body left unread (over the budget) ends the connection.
     const bool keep_alive = body_held && request.keep_alive() && !engine.draining();

@@ -40,7 +40,8 @@ class http_server {
   // client to go: close 1001 once its replies are written.
   void stop_accepting();
 
-  // Requests parsed whose response has not been written yet (graceful shutdown waits for 0).
+  // Requests begun (from their first byte) whose response has not been written yet (graceful
+  // shutdown waits for 0, so a request still being uploaded when it begins is answered).
   size_t active_requests() const { return active_->load(); }
   // WebSocket connections that have not sent their close frame yet.
   size_t open_websockets() const { return websockets_->open(); }
