@@ -24,6 +24,7 @@
 #include "http/active_request.hpp"
 #include "http/body_budget.hpp"
 #include "http/connection_limits.hpp"
+#include "http/message_framing.hpp"
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
 
@@ -147,6 +148,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
       co_await http::async_read_header(stream, buffer, parser,
                                        asio::redirect_error(asio::use_awaitable, ec));
     }
+    if (!ec) ec = message_framing_error(parser.get().base());  // 400 and close: no smuggling
     // Its body is held within the body budget from here until it has been answered; beyond the
     // budget it is refused unread.
     std::optional<body_budget::reservation> body_held;

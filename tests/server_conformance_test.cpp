@@ -1,0 +1,162 @@
+// HTTP/1.1 conformance of the real server process, written as raw bytes where Beast's client
+// would normalise the request: message framing (Transfer-Encoding, Content-Length; no request
+// smuggled in a body), HEAD without a body, Expect: 100-continue, Host, absolute-form targets,
+// queries, a client that half-closes after its request, and browser Origins.
+#define BOOST_TEST_MODULE server_conformance
+#include <boost/test/unit_test.hpp>
+
+#include <sstream>
+
+#include "server_process.hpp"
+#include "test_support.hpp"
+
+using namespace cua_s1;
+using namespace cua_s1::test;
+
+namespace {
+
+namespace http = boost::beast::http;
+
+// One server for the module; --read-timeout 3 bounds the wait of a request the server
+// misreads (a connection it keeps open where it should close).
+server_process& server() {
+  static server_process instance(
+      {"--threads", "1", "--read-timeout", "3"});
+  static const bool ready = instance.wait_ready();
+  BOOST_TEST_REQUIRE(ready, instance.log());
+  return instance;
+}
+
+std::string small_request() { return read_file(fixture_path("prepare/requests/std-small.json")); }
+
+std::string own_authority() { return "127.0.0.1:" + std::to_string(server().port()); }
+
+// A connection that writes bytes as given and reads responses one at a time.
+class raw_connection {
+ public:
+  raw_connection() : connection_(server().port()) {}
+
+  void write(const std::string& bytes) {
+    boost::asio::write(connection_.socket(), boost::asio::buffer(bytes));
+  }
+
+  // The next response; `to_head`: the answer to a HEAD request (no body follows its header).
+  // Status 0 when the connection ends first.
+  http::response<http::string_body> read_response(bool to_head = false) {
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024 * 1024);
+    parser.skip(to_head);
+    boost::system::error_code ec;
+    http::read(connection_.socket(), buffer_, parser, ec);
+    if (ec) return http::response<http::string_body>{};
+    return parser.release();
+  }
+
+  // The final response, after any interim (1xx) ones.
+  http::response<http::string_body> read_final_response() {
+    while (true) {
+      auto response = read_response();
+      if (response.result_int() == 0 || response.result_int() >= 200) return response;
+    }
+  }
+
+  // Every byte the server still sends until it closes the connection.
+  std::string read_to_end() {
+    std::string rest(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    buffer_.consume(buffer_.size());
+    boost::system::error_code ec;
+    char chunk[4096];
+    while (!ec) {
+      const size_t got = connection_.socket().read_some(boost::asio::buffer(chunk), ec);
+      rest.append(chunk, got);
+    }
+    return rest;
+  }
+
+  // Ends our sending side only: we still read.
+  void half_close() { connection_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send); }
+
+ private:
+  http_connection connection_;
+  boost::beast::flat_buffer buffer_;
+};
+
+std::string detail_of(const http::response<http::string_body>& response) {
+  auto value = boost::json::parse(response.body());
+  return std::string(value.as_object().at("detail").as_string());
+}
+
+std::string post_head(const std::string& target, const std::string& extra_headers) {
+  return "POST " + target + " HTTP/1.1\r\nHost: " + own_authority() +
+         "\r\nContent-Type: application/json\r\n" + extra_headers + "\r\n";
+}
+
+std::string content_length(size_t bytes) {
+  return "Content-Length: " + std::to_string(bytes) + "\r\n";
+}
+
+// A request that a server reading the framing wrongly would serve as a second request.
+const std::string smuggled =
+    "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+// 400, Connection: close, then the end of the connection: nothing after it is answered.
+void expect_400_and_close(raw_connection& connection) {
+  auto response = connection.read_response();
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_TEST(!response.keep_alive());
+  BOOST_TEST(detail_of(response) == "malformed HTTP request");
+  BOOST_TEST(connection.read_to_end() == "");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_a_single_chunked_are_refused_and_close) {
+  const std::vector<std::string> encodings = {"gzip",          "identity",      "xchunked",
+                                              "chunked, chunked", "gzip, chunked", "chunked;q=1"};
+  for (const std::string& encoding : encodings) {
+    BOOST_TEST_CONTEXT(encoding) {
+      raw_connection connection;
+      connection.write(post_head("/v1/systemone", "Transfer-Encoding: " + encoding + "\r\n") +
+                       smuggled);
+      expect_400_and_close(connection);
+    }
+  }
+  // Two Transfer-Encoding fields, even when the last one says chunked.
+  raw_connection twice;
+  twice.write(post_head("/v1/systemone",
+                        "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n") +
+              "0\r\n\r\n" + smuggled);
+  expect_400_and_close(twice);
+}
+
+BOOST_AUTO_TEST_CASE(content_length_with_transfer_encoding_or_twice_is_refused_and_close) {
+  const std::string body = smuggled;
+  const std::vector<std::string> field_sets = {
+      "Transfer-Encoding: gzip\r\n" + content_length(body.size()),
+      content_length(body.size()) + "Transfer-Encoding: gzip\r\n",
+      content_length(body.size()) + "Transfer-Encoding: chunked\r\n",
+      "Transfer-Encoding: chunked\r\n" + content_length(body.size()),
+      content_length(0) + content_length(0),
+      "Content-Length: 0, 0\r\n",
+      content_length(0) + content_length(body.size())};
+  for (const std::string& fields : field_sets) {
+    BOOST_TEST_CONTEXT(fields) {
+      raw_connection connection;
+      connection.write(post_head("/v1/systemone", fields) + body + smuggled);
+      expect_400_and_close(connection);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_chunked_body_is_read) {
+  const std::string body = small_request();
+  std::ostringstream chunked;
+  chunked << std::hex << 100 << "\r\n" << body.substr(0, 100) << "\r\n"
+          << (body.size() - 100) << "\r\n" << body.substr(100) << "\r\n0\r\n\r\n";
+  raw_connection connection;
+  connection.write(post_head("/v1/systemone", "Transfer-Encoding: Chunked\r\n") + chunked.str());
+  auto response = connection.read_response();
+  BOOST_TEST(response.result_int() == 200u, response.body());
+  BOOST_TEST(response.keep_alive());
+}
+
