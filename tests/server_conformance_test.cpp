@@ -160,3 +160,33 @@ BOOST_AUTO_TEST_CASE(a_chunked_body_is_read) {
   BOOST_TEST(response.keep_alive());
 }
 
+BOOST_AUTO_TEST_CASE(head_answers_carry_the_get_headers_without_a_body) {
+  raw_connection connection;
+  const std::string host = "Host: " + own_authority() + "\r\n";
+  connection.write("GET /health HTTP/1.1\r\n" + host + "\r\n");
+  const auto get = connection.read_response();
+  BOOST_TEST_REQUIRE(get.result_int() == 200u);
+  // A HEAD, then a GET on the same connection: the bytes after the HEAD answer's header are the
+  // next response, not a body.
+  connection.write("HEAD /health HTTP/1.1\r\n" + host + "\r\nGET /health/live HTTP/1.1\r\n" + host +
+                   "Connection: close\r\n\r\n");
+  const std::string rest = connection.read_to_end();
+  const size_t header_end = rest.find("\r\n\r\n");
+  BOOST_TEST_REQUIRE(header_end != std::string::npos, rest);
+  const std::string head = rest.substr(0, header_end + 4);
+  BOOST_TEST(head.rfind("HTTP/1.1 200 OK\r\n", 0) == 0u, head);
+  BOOST_TEST(head.find("Content-Length: " + std::to_string(get.body().size()) + "\r\n") !=
+                 std::string::npos,
+             head);
+  BOOST_TEST(rest.substr(header_end + 4).rfind("HTTP/1.1 200 OK\r\n", 0) == 0u, rest);
+  BOOST_TEST(rest.find("{\"status\":\"alive\"}") != std::string::npos, rest);
+  BOOST_TEST(rest.find("\"ready\"") == std::string::npos, rest);
+
+  // Refusals too: HEAD of a POST-only route is a 405 header.
+  raw_connection refused;
+  refused.write("HEAD /v1/systemone HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  const std::string answer = refused.read_to_end();
+  BOOST_TEST(answer.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0) == 0u, answer);
+  BOOST_TEST(answer.substr(answer.find("\r\n\r\n") + 4) == "", answer);
+}
+

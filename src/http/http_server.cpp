@@ -48,6 +48,18 @@ asio::awaitable<void> lingering_close(beast::tcp_stream& stream) {
     co_await stream.async_read_some(asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
 }
 
+// Writes `response`; only its header when it answers a HEAD request (RFC 9110 section 9.3.2:
+// the header of the GET's answer, Content-Length included, and no body).
+asio::awaitable<void> write_response(beast::tcp_stream& stream, http_response& response,
+                                     bool header_only, beast::error_code& ec) {
+  http::response_serializer<http::string_body> serializer(response);
+  if (header_only)
+    co_await http::async_write_header(stream, serializer,
+                                      asio::redirect_error(asio::use_awaitable, ec));
+  else
+    co_await http::async_write(stream, serializer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
 // While a decision waits, notices a client that closes its connection (EOF or reset) and sets
 // the decision's cancel flag; bytes of a pipelined next request end the watch without it.
 // Runs on the session's strand; stop() before the socket is used again.
@@ -170,8 +182,9 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
       break;
     if (ec) {
       auto response = unreadable_request_response(ec, parser.get().base(), engine.metrics());
+      const bool to_head = parser.is_header_done() && parser.get().method() == http::verb::head;
       stream.expires_after(std::chrono::seconds(5));
-      co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+      co_await write_response(stream, response, to_head, ec);
       break;
     }
     stream.expires_never();
@@ -183,6 +196,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
       co_return;
     }
     auto request = parser.release();
+    const bool to_head = request.method() == http::verb::head;
     // A body left unread (over the budget) ends the connection.
     const bool keep_alive = body_held && request.keep_alive() && !engine.draining();
     // A decision waits on the engine: a client that closes meanwhile cancels its work.
@@ -195,7 +209,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     body_held.reset();
     response.keep_alive(keep_alive);
     stream.expires_after(options.read_timeout);
-    co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+    co_await write_response(stream, response, to_head, ec);
     counted.reset();
     if (ec || !keep_alive || engine.draining()) break;
   }
