@@ -190,3 +190,47 @@ BOOST_AUTO_TEST_CASE(head_answers_carry_the_get_headers_without_a_body) {
   BOOST_TEST(answer.substr(answer.find("\r\n\r\n") + 4) == "", answer);
 }
 
+BOOST_AUTO_TEST_CASE(http_1_1_without_one_host_is_400) {
+  for (const std::string& fields : std::vector<std::string>{"", "Host: a\r\nHost: b\r\n"}) {
+    BOOST_TEST_CONTEXT(fields) {
+      raw_connection connection;
+      connection.write("GET /health HTTP/1.1\r\n" + fields + "\r\n");
+      const auto response = connection.read_response();
+      BOOST_TEST(response.result_int() == 400u);
+      BOOST_TEST(!detail_of(response).empty());
+    }
+  }
+  // HTTP/1.0 needs none.
+  raw_connection old;
+  old.write("GET /health HTTP/1.0\r\n\r\n");
+  BOOST_TEST(old.read_response().result_int() == 200u);
+}
+
+BOOST_AUTO_TEST_CASE(absolute_form_targets_route_by_their_path) {
+  const std::string body = small_request();
+  raw_connection connection;
+  connection.write("POST http://" + own_authority() + "/v1/systemone HTTP/1.1\r\nHost: " +
+                   own_authority() + "\r\nContent-Type: application/json\r\n" +
+                   content_length(body.size()) + "\r\n" + body);
+  const auto decided = connection.read_response();
+  BOOST_TEST(decided.result_int() == 200u, decided.body());
+  BOOST_TEST(decided.body().find("\"answers\"") != std::string::npos, decided.body());
+  connection.write("GET HTTP://Example.Test:8000/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(connection.read_response().result_int() == 200u);
+  connection.write("GET http://example.test/nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(connection.read_response().result_int() == 404u);
+}
+
+BOOST_AUTO_TEST_CASE(a_query_does_not_change_the_route) {
+  http_connection connection(server().port());
+  BOOST_TEST(connection.get("/health?x=1").status == 200);
+  BOOST_TEST(connection.get("/health/live?").status == 200);
+  BOOST_TEST(connection.get("/metrics?name[]=a").status == 200);
+  const auto decided = connection.post("/v1/systemone?debug=1", small_request());
+  BOOST_TEST(decided.status == 200, decided.body);
+  BOOST_TEST(connection.get("/nowhere?x=/health").status == 404);
+  // Counted under the route, not the target.
+  const auto metrics = connection.get("/metrics").body;
+  BOOST_TEST(metrics.find("?") == std::string::npos, metrics);
+}
+

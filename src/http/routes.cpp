@@ -10,6 +10,8 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <cctype>
 #include <chrono>
+#include <iterator>
+#include <string_view>
 #include <utility>
 
 #include "api/decision_answer.hpp"
@@ -17,6 +19,7 @@
 #include "common/json_log.hpp"
 #include "http/request_id.hpp"
 #include "http/request_record.hpp"
+#include "http/request_target.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -108,12 +111,28 @@ std::string websocket_reply_text(const std::string& request_id, uint64_t sequenc
   return out;
 }
 
+// Whether `path` is one of our routes (the label of its metrics); any other is "other".
+bool is_route(std::string_view path) {
+  for (std::string_view route :
+       {decision_route, websocket_route, "/health", "/health/ready", "/health/live", "/metrics"})
+    if (path == route) return true;
+  return false;
+}
+
+// RFC 9112 section 3.2: an HTTP/1.1 request without a Host header, or any request with more than
+// one, is answered 400.
+bool has_one_host(const http_request_header& header) {
+  const auto hosts = header.equal_range(http::field::host);
+  const auto count = std::distance(hosts.first, hosts.second);
+  return count == 1 || (count == 0 && header.version() < 11);
+}
+
 }  // namespace
 
 request_plan plan_request(const http_request_header& header, const decision_engine& engine) {
   request_plan plan;
-  const std::string target(header.target());
-  plan.route = target;
+  const std::string path(parse_request_target(header.target()).path);
+  plan.route = is_route(path) ? path : "other";
   const unsigned version = header.version();
   const bool is_get = header.method() == http::verb::get || header.method() == http::verb::head;
   auto refuse = [&](int status, std::string detail) -> http_response& {
@@ -127,12 +146,14 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     else
       refuse(405, "method not allowed").set(http::field::allow, "GET");
   };
-  if (target == websocket_route) {
+  if (!has_one_host(header)) {
+    refuse(400, "a request must carry one Host header");
+  } else if (path == websocket_route) {
     if (beast::websocket::is_upgrade(header))
       plan.to = destination::websocket_upgrade;
     else
       refuse(426, "WebSocket upgrade required").set(http::field::upgrade, "websocket");
-  } else if (target == decision_route) {
+  } else if (path == decision_route) {
     const auto content_type = header[http::field::content_type];
     if (header.method() != http::verb::post)
       refuse(405, "method not allowed").set(http::field::allow, "POST");
@@ -142,14 +163,13 @@ request_plan plan_request(const http_request_header& header, const decision_engi
       refuse(503, engine.unavailable_detail()).set(http::field::retry_after, "1");
     else
       plan.to = destination::decision;
-  } else if (target == "/health" || target == "/health/ready") {
+  } else if (path == "/health" || path == "/health/ready") {
     get_only(destination::health);
-  } else if (target == "/health/live") {
+  } else if (path == "/health/live") {
     get_only(destination::liveness);
-  } else if (target == "/metrics") {
+  } else if (path == "/metrics") {
     get_only(destination::metrics);
   } else {
-    plan.route = "other";
     refuse(404, "unknown route");
   }
   plan.request_id = request_id_for(header["X-Request-Id"]);

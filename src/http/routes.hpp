@@ -35,13 +35,14 @@ struct request_plan {
   destination to = destination::refused;
   std::string route;                     // the label of its metrics and its "request" log line
   std::string request_id;                // the client's X-Request-Id when usable, else a new one
-  std::optional<http_response> refusal;  // why the headers alone refuse it: 404 405 415 426 503
+  std::optional<http_response> refusal;  // why the headers alone refuse it: 400 404 405 415 426 503
 
   // The body goes to the engine: the session watches for a client that goes away meanwhile.
   bool awaits_decision() const { return to == destination::decision; }
 };
 
-// The header stage: the route of `header`, or why it is refused. Checks on the headers alone
+// The header stage: the route of `header` (the path of its target, in origin or absolute form,
+// without the query), or why it is refused. Checks on the headers alone
 // (keys, Expect: 100-continue, body budgets) belong here, so that a session can refuse a request
 // before reading its body. Touches neither the metrics nor the log.
 request_plan plan_request(const http_request_header& header, const decision_engine& engine);
