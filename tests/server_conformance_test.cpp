@@ -190,6 +190,51 @@ BOOST_AUTO_TEST_CASE(head_answers_carry_the_get_headers_without_a_body) {
   BOOST_TEST(answer.substr(answer.find("\r\n\r\n") + 4) == "", answer);
 }
 
+BOOST_AUTO_TEST_CASE(expect_100_continue_is_answered_before_the_body) {
+  const std::string body = small_request();
+  raw_connection connection;
+  connection.write(post_head("/v1/systemone", content_length(body.size()) +
+                                                  "Expect: 100-continue\r\n"));
+  const auto interim = connection.read_response();
+  BOOST_TEST_REQUIRE(interim.result_int() == 100u, interim.result_int() << " " << interim.body());
+  connection.write(body);
+  const auto response = connection.read_response();
+  BOOST_TEST(response.result_int() == 200u, response.body());
+  BOOST_TEST(response.keep_alive());
+  // The connection serves the next request.
+  connection.write("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(connection.read_response().result_int() == 200u);
+}
+
+BOOST_AUTO_TEST_CASE(expect_100_continue_gets_a_refusal_at_once_and_a_close) {
+  struct refused {
+    std::string head;
+    unsigned status;
+  };
+  const std::vector<refused> cases = {
+      {post_head("/nowhere", content_length(1000) + "Expect: 100-continue\r\n"), 404},
+      {"PUT /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+           content_length(1000) + "Expect: 100-continue\r\n\r\n",
+       405},
+      {"POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" +
+           content_length(1000) + "Expect: 100-Continue\r\n\r\n",
+       415},
+      {post_head("/v1/systemone", content_length(9 * 1024 * 1024) + "Expect: 100-continue\r\n"),
+       413},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.head) {
+      raw_connection connection;
+      connection.write(c.head);  // and never the body
+      const auto response = connection.read_response();
+      BOOST_TEST(response.result_int() == c.status);
+      BOOST_TEST(!response.keep_alive());
+      BOOST_TEST(!detail_of(response).empty());
+      BOOST_TEST(connection.read_to_end() == "");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(http_1_1_without_one_host_is_400) {
   for (const std::string& fields : std::vector<std::string>{"", "Host: a\r\nHost: b\r\n"}) {
     BOOST_TEST_CONTEXT(fields) {

@@ -60,6 +60,12 @@ asio::awaitable<void> write_response(beast::tcp_stream& stream, http_response& r
     co_await http::async_write(stream, serializer, asio::redirect_error(asio::use_awaitable, ec));
 }
 
+// The interim answer to Expect: 100-continue: the headers passed, the client may send its body.
+asio::awaitable<void> write_continue(beast::tcp_stream& stream, beast::error_code& ec) {
+  http::response<http::empty_body> interim{http::status::continue_, 11};
+  co_await http::async_write(stream, interim, asio::redirect_error(asio::use_awaitable, ec));
+}
+
 // While a decision waits, notices a client that closes its connection (EOF or reset) and sets
 // the decision's cancel flag; bytes of a pipelined next request end the watch without it.
 // Runs on the session's strand; stop() before the socket is used again.
@@ -147,11 +153,13 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     read_deadline deadline(stream, options.read_timeout);
     // The header stage plans the request as soon as its headers are in. Every plan, a refusal
     // included, is answered once the body has been read too, so that the connection stays
-    // usable and a body over the limit is answered 413 whatever its route.
+    // usable and a body over the limit is answered 413 whatever its route; but a client that
+    // waits for "100 Continue" gets a refusal at once, and the connection closes.
     std::optional<request_plan> plan;
     // A request counts as active from its first byte: one still being read when a drain begins
     // is read and answered.
     std::optional<active_request> counted;
+    bool body_unread = false;  // refused before its body was read: the connection then closes
     if (buffer.size() == 0)
       co_await stream.socket().async_wait(tcp::socket::wait_read,
                                           asio::redirect_error(asio::use_awaitable, ec));
@@ -167,9 +175,16 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     if (!ec) {
       plan = plan_request(parser.get().base(), engine);
       body_held = bodies.try_reserve(body_bytes_to_hold(parser));
-      if (!body_held)
+      if (!body_held) {
         refuse_over_body_budget(*plan, parser.get().version());
-      else if (!parser.is_done())
+        body_unread = true;
+      } else if (!parser.is_done() && plan->continue_expected) {
+        if (plan->refusal)
+          body_unread = true;
+        else
+          co_await write_continue(stream, ec);
+      }
+      if (!ec && !parser.is_done() && !body_unread)
         co_await http::async_read(stream, buffer, parser,
                                   asio::redirect_error(asio::use_awaitable, ec));
     }
@@ -197,8 +212,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     }
     auto request = parser.release();
     const bool to_head = request.method() == http::verb::head;
-    // A body left unread (over the budget) ends the connection.
-    const bool keep_alive = body_held && request.keep_alive() && !engine.draining();
+    const bool keep_alive = request.keep_alive() && !engine.draining() && !body_unread;
     // A decision waits on the engine: a client that closes meanwhile cancels its work.
     std::optional<disconnect_watch> watch;
     cancel_flag client_gone;

@@ -173,6 +173,8 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     refuse(404, "unknown route");
   }
   plan.request_id = request_id_for(header["X-Request-Id"]);
+  plan.continue_expected =
+      version >= 11 && beast::iequals(header[http::field::expect], "100-continue");
   return plan;
 }
 

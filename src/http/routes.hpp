@@ -36,6 +36,9 @@ struct request_plan {
   std::string route;                     // the label of its metrics and its "request" log line
   std::string request_id;                // the client's X-Request-Id when usable, else a new one
   std::optional<http_response> refusal;  // why the headers alone refuse it: 400 404 405 415 426 503
+  // The client waits for "100 Continue" before sending its body (Expect: 100-continue, HTTP/1.1):
+  // the session sends it, or answers the refusal at once and closes, the body unread.
+  bool continue_expected = false;
 
   // The body goes to the engine: the session watches for a client that goes away meanwhile.
   bool awaits_decision() const { return to == destination::decision; }
