@@ -279,3 +279,23 @@ BOOST_AUTO_TEST_CASE(a_query_does_not_change_the_route) {
   BOOST_TEST(metrics.find("?") == std::string::npos, metrics);
 }
 
+BOOST_AUTO_TEST_CASE(a_client_that_half_closes_after_its_post_gets_its_answer) {
+  const std::string body = small_request();
+  raw_connection connection;
+  connection.write(post_head("/v1/systemone", content_length(body.size())) + body);
+  connection.half_close();
+  const auto response = connection.read_final_response();
+  BOOST_TEST(response.result_int() == 200u, response.result_int() << " " << response.body());
+  BOOST_TEST(response.body().find("\"answers\"") != std::string::npos, response.body());
+  BOOST_TEST(connection.read_to_end() == "");
+
+  // HTTP/1.0, which gets no interim answers: the final one comes first.
+  raw_connection old;
+  old.write("POST /v1/systemone HTTP/1.0\r\nContent-Type: application/json\r\n" +
+            content_length(body.size()) + "\r\n" + body);
+  old.half_close();
+  const auto old_response = old.read_response();
+  BOOST_TEST(old_response.result_int() == 200u, old_response.result_int() << " " << old_response.body());
+  BOOST_TEST(old.read_to_end() == "");
+}
+

@@ -12,11 +12,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <sys/socket.h>
-
 #include <array>
 #include <atomic>
-#include <cerrno>
 #include <optional>
 
 #include "api/decision_request.hpp"
@@ -24,6 +21,7 @@
 #include "http/active_request.hpp"
 #include "http/body_budget.hpp"
 #include "http/connection_limits.hpp"
+#include "http/disconnect_watch.hpp"
 #include "http/message_framing.hpp"
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
@@ -65,36 +63,6 @@ asio::awaitable<void> write_continue(beast::tcp_stream& stream, beast::error_cod
   http::response<http::empty_body> interim{http::status::continue_, 11};
   co_await http::async_write(stream, interim, asio::redirect_error(asio::use_awaitable, ec));
 }
-
-// While a decision waits, notices a client that closes its connection (EOF or reset) and sets
-// the decision's cancel flag; bytes of a pipelined next request end the watch without it.
-// Runs on the session's strand; stop() before the socket is used again.
-class disconnect_watch {
- public:
-  explicit disconnect_watch(tcp::socket& socket) : state_(std::make_shared<state>()) {
-    socket.async_wait(tcp::socket::wait_read,
-                      [&socket, state = state_](const boost::system::error_code& ec) {
-      if (ec || !state->watching) return;  // stopped: the answer is ready
-      char byte;
-      const ssize_t got = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-        state->cancelled->store(true);
-    });
-  }
-  const cancel_flag& flag() const { return state_->cancelled; }
-  void stop(tcp::socket& socket) {
-    state_->watching = false;
-    beast::error_code ignored;
-    socket.cancel(ignored);
-  }
-
- private:
-  struct state {
-    cancel_flag cancelled = std::make_shared<std::atomic<bool>>(false);
-    bool watching = true;
-  };
-  std::shared_ptr<state> state_;
-};
 
 // The time allowed to read one request. Unlike tcp_stream's own timeout, which closes the
 // socket, it only cancels the read, so that a 408 can still be written. Runs on the session's
@@ -216,11 +184,15 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     // A decision waits on the engine: a client that closes meanwhile cancels its work.
     std::optional<disconnect_watch> watch;
     cancel_flag client_gone;
-    if (plan->awaits_decision()) client_gone = watch.emplace(stream.socket()).flag();
+    if (plan->awaits_decision())
+      client_gone = watch.emplace(stream.socket(), request.version() >= 11).flag();
     http_response response =
         co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
-    if (watch) watch->stop(stream.socket());
     body_held.reset();
+    if (watch) {
+      watch->stop(stream.socket());
+      if (watch->stream_broken()) break;
+    }
     response.keep_alive(keep_alive);
     stream.expires_after(options.read_timeout);
     co_await write_response(stream, response, to_head, ec);
