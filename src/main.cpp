@@ -42,6 +42,7 @@ http_options http_settings(const server_options& options, const serving_model& l
   http_options settings;
   settings.host = options.host;
   settings.port = options.port;
+  settings.allowed_origins = options.allowed_origins;
   settings.read_timeout = std::chrono::seconds(options.read_timeout_seconds);
   settings.max_connections = options.max_connections;
   settings.max_body_bytes_in_flight = options.max_body_bytes_in_flight;

@@ -17,11 +17,14 @@ namespace {
 
 namespace http = boost::beast::http;
 
+const char* const listed_origin = "https://app.example";
+
 // One server for the module; --read-timeout 3 bounds the wait of a request the server
 // misreads (a connection it keeps open where it should close).
 server_process& server() {
   static server_process instance(
-      {"--threads", "1", "--read-timeout", "3"});
+      {"--threads", "1", "--read-timeout", "3", "--allowed-origins",
+       std::string(listed_origin) + ", http://localhost:3000"});
   static const bool ready = instance.wait_ready();
   BOOST_TEST_REQUIRE(ready, instance.log());
   return instance;
@@ -295,7 +298,58 @@ BOOST_AUTO_TEST_CASE(a_client_that_half_closes_after_its_post_gets_its_answer) {
             content_length(body.size()) + "\r\n" + body);
   old.half_close();
   const auto old_response = old.read_response();
-  BOOST_TEST(old_response.result_int() == 200u, old_response.result_int() << " " << old_response.body());
+  BOOST_TEST(old_response.result_int() == 200u,
+             old_response.result_int() << " " << old_response.body());
   BOOST_TEST(old.read_to_end() == "");
 }
 
+BOOST_AUTO_TEST_CASE(origins_neither_own_nor_listed_are_refused) {
+  const std::string body = small_request();
+  auto post_from = [&](const std::string& origin, const std::string& content_type) {
+    raw_connection connection;
+    connection.write("POST /v1/systemone HTTP/1.1\r\nHost: " + own_authority() +
+                     "\r\nContent-Type: " + content_type + "\r\nOrigin: " + origin + "\r\n" +
+                     content_length(body.size()) + "\r\n" + body);
+    return connection.read_response();
+  };
+  const std::vector<std::string> refused_origins = {
+      "https://evil.example",     "null", "http://127.0.0.1", "http://127.0.0.1:1",
+      "https://app.example.evil", "http://" + own_authority() + ".evil"};
+  for (const std::string& origin : refused_origins) {
+    BOOST_TEST_CONTEXT(origin) {
+      const auto refused = post_from(origin, "text/plain");
+      BOOST_TEST(refused.result_int() == 403u);
+      BOOST_TEST(detail_of(refused) == "origin not allowed");
+      BOOST_TEST(post_from(origin, "application/json").result_int() == 403u);
+    }
+  }
+  const std::vector<std::string> allowed_origins = {"http://" + own_authority(), listed_origin,
+                                                    "HTTP://LOCALHOST:3000"};
+  for (const std::string& origin : allowed_origins) {
+    BOOST_TEST_CONTEXT(origin) {
+      const auto allowed = post_from(origin, "application/json");
+      BOOST_TEST(allowed.result_int() == 200u, allowed.body());
+    }
+  }
+  // Any route: a page may not read /health or /metrics either.
+  http_connection connection(server().port());
+  BOOST_TEST(connection.send(http::verb::get, "/health", {}, {{"Origin", "https://evil.example"}})
+                 .status == 403);
+  BOOST_TEST(connection.get("/health").status == 200);  // no Origin: unaffected
+}
+
+BOOST_AUTO_TEST_CASE(websocket_upgrades_from_other_origins_are_refused) {
+  auto upgrade_from = [](const std::string& origin) {
+    raw_connection connection;
+    connection.write("GET /v1/systemone/ws HTTP/1.1\r\nHost: " + own_authority() +
+                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                     "Origin: " + origin + "\r\n\r\n");
+    return connection.read_response();
+  };
+  const auto refused = upgrade_from("https://evil.example");
+  BOOST_TEST(refused.result_int() == 403u);
+  BOOST_TEST(detail_of(refused) == "origin not allowed");
+  BOOST_TEST(upgrade_from(listed_origin).result_int() == 101u);
+  BOOST_TEST(upgrade_from("http://" + own_authority()).result_int() == 101u);
+}

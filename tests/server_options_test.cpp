@@ -109,3 +109,26 @@ BOOST_AUTO_TEST_CASE(connection_and_body_limits) {
                            "CUA_S1_MAX_BODY_BYTES_IN_FLIGHT"})
     BOOST_TEST(usage.find(name) != std::string::npos, name);
 }
+
+// --allowed-origins / CUA_S1_ALLOWED_ORIGINS: a comma-separated list of origins, normalised
+// (lower case, no trailing "/" or default port); anything else is a bad option.
+BOOST_AUTO_TEST_CASE(allowed_origins_are_a_list_of_origins) {
+  BOOST_TEST(parse({})->allowed_origins.empty());
+  auto options = parse({"--allowed-origins", "https://App.Example, http://localhost:3000/,null"});
+  BOOST_REQUIRE(options.ok());
+  const std::vector<std::string> expected = {"https://app.example", "http://localhost:3000",
+                                             "null"};
+  BOOST_TEST(options->allowed_origins == expected, boost::test_tools::per_element());
+  auto from_environment = parse({}, {{"CUA_S1_ALLOWED_ORIGINS", "http://a.example:80"}});
+  BOOST_REQUIRE(from_environment.ok());
+  BOOST_TEST(from_environment->allowed_origins == std::vector<std::string>{"http://a.example"},
+             boost::test_tools::per_element());
+  BOOST_TEST(parse({"--allowed-origins=https://b.example"},
+                   {{"CUA_S1_ALLOWED_ORIGINS", "http://a.example"}})
+                 ->allowed_origins == std::vector<std::string>{"https://b.example"},
+             boost::test_tools::per_element());
+  for (const char* bad : {"", "app.example", "https://app.example/path", "https://",
+                          "https://a.example,,https://b.example", "https://user@a.example"})
+    expect_error({"--allowed-origins", bad}, "--allowed-origins must be a comma-separated list");
+  BOOST_TEST(server_usage().find("--allowed-origins") != std::string::npos);
+}

@@ -141,7 +141,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     // budget it is refused unread.
     std::optional<body_budget::reservation> body_held;
     if (!ec) {
-      plan = plan_request(parser.get().base(), engine);
+      plan = plan_request(parser.get().base(), engine, settings);
       body_held = bodies.try_reserve(body_bytes_to_hold(parser));
       if (!body_held) {
         refuse_over_body_budget(*plan, parser.get().version());
@@ -247,7 +247,7 @@ http_server::http_server(asio::io_context& io, decision_engine& engine, http_opt
     : io_(io),
       engine_(engine),
       options_(std::move(options)),
-      route_settings_{options_.weights_description} {}
+      route_settings_{options_.weights_description, options_.allowed_origins} {}
 
 outcome<bool> http_server::start() {
   beast::error_code ec;

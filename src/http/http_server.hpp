@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/decision_engine.hpp"
 #include "common/outcome.hpp"
@@ -24,6 +25,7 @@ struct http_options {
   size_t max_connections = 1024;  // open at once; more are answered 503 and closed
   size_t max_body_bytes_in_flight = 256u << 20;  // bodies held at once; beyond: 503 unread
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health
+  std::vector<std::string> allowed_origins;  // web pages besides our own (origin_policy.hpp)
 };
 
 // Serves the routes of src/http/routes (POST /v1/systemone, the WebSocket /v1/systemone/ws,

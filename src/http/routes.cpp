@@ -17,6 +17,7 @@
 #include "api/decision_answer.hpp"
 #include "api/python_json.hpp"
 #include "common/json_log.hpp"
+#include "http/origin_policy.hpp"
 #include "http/request_id.hpp"
 #include "http/request_record.hpp"
 #include "http/request_target.hpp"
@@ -129,9 +130,14 @@ bool has_one_host(const http_request_header& header) {
 
 }  // namespace
 
-request_plan plan_request(const http_request_header& header, const decision_engine& engine) {
+request_plan plan_request(const http_request_header& header, const decision_engine& engine,
+                          const route_settings& settings) {
   request_plan plan;
-  const std::string path(parse_request_target(header.target()).path);
+  const request_target target = parse_request_target(header.target());
+  const std::string path(target.path);
+  // RFC 9112 3.2.2: the authority of an absolute-form target replaces the Host header.
+  const std::string_view authority =
+      target.authority.empty() ? std::string_view(header[http::field::host]) : target.authority;
   plan.route = is_route(path) ? path : "other";
   const unsigned version = header.version();
   const bool is_get = header.method() == http::verb::get || header.method() == http::verb::head;
@@ -148,6 +154,8 @@ request_plan plan_request(const http_request_header& header, const decision_engi
   };
   if (!has_one_host(header)) {
     refuse(400, "a request must carry one Host header");
+  } else if (!origin_allowed(header[http::field::origin], authority, settings.allowed_origins)) {
+    refuse(403, "origin not allowed");
   } else if (path == websocket_route) {
     if (beast::websocket::is_upgrade(header))
       plan.to = destination::websocket_upgrade;

@@ -1,7 +1,7 @@
 // The HTTP API apart from its transport, in two stages. The header stage decides from the
-// request line and headers alone (route, method, content type, readiness); the body stage
-// answers (health, metrics, decisions), counts the request in the metrics and logs it. The HTTP
-// and WebSocket sessions share them and keep only reading, deadlines and writing.
+// request line and headers alone (Host, Origin, route, method, content type, readiness); the
+// body stage answers (health, metrics, decisions), counts the request in the metrics and logs it.
+// The HTTP and WebSocket sessions share them and keep only reading, deadlines and writing.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/decision_engine.hpp"
 
@@ -26,6 +27,9 @@ inline constexpr const char* websocket_route = "/v1/systemone/ws";
 // What the server answers besides the engine's own state.
 struct route_settings {
   std::string weights_description;  // e.g. "bundled tiny model", shown in /health and /metrics
+  // Web pages allowed besides the server's own origin (parse_allowed_origins, origin_policy.hpp);
+  // a request with any other Origin is refused (403).
+  std::vector<std::string> allowed_origins;
 };
 
 // What the headers of one request decide (the header stage's result).
@@ -35,7 +39,8 @@ struct request_plan {
   destination to = destination::refused;
   std::string route;                     // the label of its metrics and its "request" log line
   std::string request_id;                // the client's X-Request-Id when usable, else a new one
-  std::optional<http_response> refusal;  // why the headers alone refuse it: 400 404 405 415 426 503
+  // Why the headers alone refuse it: 400 403 404 405 415 426 503.
+  std::optional<http_response> refusal;
   // The client waits for "100 Continue" before sending its body (Expect: 100-continue, HTTP/1.1):
   // the session sends it, or answers the refusal at once and closes, the body unread.
   bool continue_expected = false;
@@ -48,7 +53,8 @@ struct request_plan {
 // without the query), or why it is refused. Checks on the headers alone
 // (keys, Expect: 100-continue, body budgets) belong here, so that a session can refuse a request
 // before reading its body. Touches neither the metrics nor the log.
-request_plan plan_request(const http_request_header& header, const decision_engine& engine);
+request_plan plan_request(const http_request_header& header, const decision_engine& engine,
+                          const route_settings& settings);
 
 // The body stage: the response to `request` as `plan` routed it (its refusal when it has one),
 // with its X-Request-Id, counted in the metrics and logged ("request"). A decision drops its work

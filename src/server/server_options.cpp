@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "api/decision_request.hpp"
+#include "http/origin_policy.hpp"
 #include "server/fault_injection.hpp"
 
 namespace cua_s1 {
@@ -57,6 +58,10 @@ std::string server_usage() {
          "Serving:\n"
          "  --host ADDRESS          bind address (127.0.0.1)                     [CUA_S1_HOST]\n"
          "  --port PORT             TCP port, 0 = any free port (8000)           [CUA_S1_PORT]\n"
+         "  --allowed-origins LIST  comma-separated web origins (scheme://host[:port]) whose\n"
+         "                          pages may call the server besides its own; a request\n"
+         "                          with any other Origin gets 403 (none)\n"
+         "                                                        [CUA_S1_ALLOWED_ORIGINS]\n"
          "  --decode-threads N      image decode/preprocess threads (2)  [CUA_S1_DECODE_THREADS]\n"
          "  --max-queued-requests N requests admitted at once; more get 503 (64)\n"
          "                                                     [CUA_S1_MAX_QUEUED_REQUESTS]\n"
@@ -101,6 +106,11 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--lock", "CUA_S1_LOCK", [&](const std::string& v) { return !(options.lock_file = v).empty(); }, "a file"},
       {"--host", "CUA_S1_HOST", [&](const std::string& v) { return !(options.host = v).empty(); }, "an address"},
       {"--port", "CUA_S1_PORT", [&](const std::string& v) { return parse_number<unsigned short>(v, options.port, 0, 65535); }, "a port 0-65535"},
+      {"--allowed-origins", "CUA_S1_ALLOWED_ORIGINS", [&](const std::string& v) {
+         auto origins = parse_allowed_origins(v);
+         if (origins) options.allowed_origins = std::move(*origins);
+         return origins.has_value();
+       }, "a comma-separated list of origins scheme://host[:port]"},
       {"--threads", "CUA_S1_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.threads, 0, 1024); }, "a count 0-1024"},
       {"--backend", "CUA_S1_BACKEND", [&](const std::string& v) { options.backend = v; return v == "auto" || v == "cpu" || v == "cuda"; }, "auto, cpu or cuda"},
       {"--device", "CUA_S1_DEVICE", [&](const std::string& v) { return parse_number<int>(v, options.device, 0, 1023); }, "a device index 0-1023"},

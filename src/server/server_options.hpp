@@ -16,6 +16,9 @@ struct server_options {
   std::string lock_file;    // --lock / CUA_S1_LOCK; default: MODEL/../weights.lock.json
   std::string host = "127.0.0.1";  // --host / CUA_S1_HOST
   unsigned short port = 8000;      // --port / CUA_S1_PORT
+  // --allowed-origins / CUA_S1_ALLOWED_ORIGINS: web pages (scheme://host[:port]) allowed besides
+  // the server's own origin, normalised (http/origin_policy.hpp)
+  std::vector<std::string> allowed_origins;
   unsigned threads = 0;            // --threads / CUA_S1_THREADS: backend threads, 0 = all cores
   std::string backend = "auto";    // --backend / CUA_S1_BACKEND: auto, cpu or cuda
   int device = 0;                  // --device / CUA_S1_DEVICE: CUDA device index
