@@ -3,13 +3,20 @@
 // messages than the in-flight bound are all answered (backpressure, nothing dropped); a binary
 // message closes with 1003, one over 8 MiB with 1009, a plain GET gets 426, and the server keeps
 // serving after each; the upgrade's X-Request-Id names every message; SIGTERM answers the
-// messages in flight, then closes with 1001.
+// messages in flight, then closes with 1001. A client that sends and never reads is held back
+// (bounded memory), closed with 1008 once its replies stall, and does not hold up a drain.
 #define BOOST_TEST_MODULE server_websocket
 #include <boost/test/unit_test.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -40,7 +47,18 @@ struct ws_client {
   boost::asio::io_context io;
   websocket::stream<boost::asio::ip::tcp::socket> ws{io};
   websocket::response_type upgrade_response;
-  explicit ws_client(unsigned short port = 0, const std::string& request_id = {}) {
+  // `small_buffers`: a small receive buffer and segment size, so that the kernel holds few
+  // replies that are not read (loopback's 64 KiB segments let the server's send buffer grow to
+  // megabytes).
+  explicit ws_client(unsigned short port = 0, const std::string& request_id = {},
+                     bool small_buffers = false) {
+    ws.next_layer().open(boost::asio::ip::tcp::v4());
+    if (small_buffers) {
+      ws.next_layer().set_option(boost::asio::socket_base::receive_buffer_size(16 * 1024));
+      const int segment_bytes = 1024;
+      setsockopt(ws.next_layer().native_handle(), IPPROTO_TCP, TCP_MAXSEG, &segment_bytes,
+                 sizeof segment_bytes);
+    }
     ws.next_layer().connect(
         {boost::asio::ip::make_address("127.0.0.1"), port ? port : server().port()});
     ws.read_message_max(64 * 1024 * 1024);
@@ -71,9 +89,55 @@ std::string http_body(const std::string& body) {
   return http_connection(server().port()).post("/v1/systemone", body).body;
 }
 
-void expect_server_still_answers() {
-  const http_reply reply = http_connection(server().port()).post("/v1/systemone", request("std-small"));
+void expect_server_still_answers(unsigned short port = 0) {
+  const http_reply reply =
+      http_connection(port ? port : server().port()).post("/v1/systemone", request("std-small"));
   BOOST_TEST(reply.status == 200, reply.body);
+}
+
+// The resident memory of process `pid` in KiB (VmRSS in /proc/PID/status).
+int64_t resident_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  return -1;
+}
+
+// How many WebSocket messages the server at `port` has answered with `status` (/metrics).
+int64_t websocket_answers(unsigned short port, int status) {
+  const std::string metrics = http_connection(port).get("/metrics").body;
+  const std::string key = "cua_s1_http_requests_total{route=\"/v1/systemone/ws\",status=\"" +
+                          std::to_string(status) + "\"} ";
+  const size_t at = metrics.find(key);
+  return at == std::string::npos ? 0 : std::stoll(metrics.substr(at + key.size()));
+}
+
+// Sends the text message `text` (under 126 bytes) again and again as raw client frames and
+// never reads, until `limit` messages are sent, the socket has taken nothing for a second (the
+// server stopped reading), or the server dropped the connection. Returns the messages sent.
+size_t flood(boost::asio::ip::tcp::socket& socket, const std::string& text, size_t limit) {
+  std::string frame = {char(0x81), char(0x80 | text.size()), 0, 0, 0, 0};  // FIN text, mask 0
+  frame += text;
+  std::string batch;
+  for (int i = 0; i < 1024; ++i) batch += frame;
+  socket.non_blocking(true);
+  size_t sent_bytes = 0, offset = 0;
+  while (sent_bytes < limit * frame.size()) {
+    boost::system::error_code ec;
+    const size_t wrote =
+        socket.write_some(boost::asio::buffer(batch.data() + offset, batch.size() - offset), ec);
+    if (ec == boost::asio::error::would_block) {
+      pollfd writable{socket.native_handle(), POLLOUT, 0};
+      if (poll(&writable, 1, 1000) == 0) break;  // the server stopped reading
+      continue;
+    }
+    if (ec) break;  // dropped
+    sent_bytes += wrote;
+    offset = (offset + wrote) % batch.size();
+  }
+  socket.non_blocking(false);
+  return sent_bytes / frame.size();
 }
 
 }  // namespace
@@ -197,6 +261,71 @@ BOOST_AUTO_TEST_CASE(sigterm_answers_messages_in_flight_then_closes_with_1001) {
   BOOST_TEST(ids.size() == 2u);
   BOOST_TEST(client.close_code() == 1001);
   BOOST_TEST(client.ws.reason().reason == "server is shutting down");
+  BOOST_TEST(own.wait_exit(std::chrono::seconds(120)) == 0, own.log());
+  BOOST_TEST(own.log().find("\"drained\"") != std::string::npos, own.log());
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_never_reads_is_held_back_then_closed_with_1008) {
+  server_process own({"--threads", "1", "--read-timeout", "2"});
+  BOOST_TEST_REQUIRE(own.wait_ready(), own.log());
+  // The yardstick: what the same work costs with a client that reads: answering 2,000 of those
+  // messages and one decision over HTTP (under AddressSanitizer, memory freed stays resident in
+  // its quarantine for a while, so the work done counts, not only what is kept).
+  const int64_t start_kib = resident_kib(own.pid());
+  {
+    ws_client reads(own.port());
+    for (int i = 0; i < 2000; ++i) reads.send("{}");
+    for (int i = 0; i < 2000; ++i) reads.receive();
+    reads.ws.close(websocket::close_code::normal);
+  }
+  expect_server_still_answers(own.port());
+  const int64_t baseline_kib = resident_kib(own.pid());
+  const int64_t reading_client_kib = baseline_kib - start_kib;
+  const int64_t answered_before = websocket_answers(own.port(), 422);
+  // Each "{}" is answered 422 at once; the replies are never read.
+  ws_client client(own.port(), "flood", true);
+  const size_t sent = flood(client.ws.next_layer(), "{}", 500000);
+  const int64_t grown_while_flooded_kib = resident_kib(own.pid()) - baseline_kib;
+  // Meanwhile another client is answered (from a thread: the flooder must not miss its close).
+  std::future<http_reply> other = std::async(std::launch::async, [port = own.port()] {
+    return http_connection(port).post("/v1/systemone", request("std-small"));
+  });
+  // Its replies stall for --read-timeout: the server gives the connection up and closes it with
+  // 1008, which a client that reads again in time gets after the replies it had not read.
+  const bool stalled = own.wait_for_log([](const boost::json::object& line) {
+    return line.at("event") == "websocket_write_stalled" && line.at("request_id") == "flood";
+  }, std::chrono::seconds(120));
+  BOOST_TEST(stalled, own.log().substr(0, 4000));
+  if (stalled) {
+    boost::beast::flat_buffer buffer;
+    boost::system::error_code ec;
+    while (!ec) client.ws.read(buffer, ec), buffer.clear();
+    BOOST_TEST(client.ws.reason().code == websocket::close_code::policy_error, ec.message());
+  }
+  const http_reply answer = other.get();
+  BOOST_TEST(answer.status == 200, answer.body);
+  const int64_t grown_kib = resident_kib(own.pid()) - baseline_kib;
+  const int64_t answered = websocket_answers(own.port(), 422) - answered_before;
+  BOOST_TEST_MESSAGE("sent " << sent << ", answered " << answered << "; RSS " << start_kib
+                             << " KiB, +" << reading_client_kib << " KiB for a client that reads, +"
+                             << grown_while_flooded_kib << " KiB while flooded, +" << grown_kib
+                             << " KiB once given up");
+  // The server stopped reading once the replies piled up: most messages were never read, and
+  // its memory grew no more than with a client that reads (each reply queued would hold ~200
+  // bytes).
+  BOOST_TEST(answered < int64_t(sent / 4));
+  BOOST_TEST(grown_while_flooded_kib < reading_client_kib + 32 * 1024);
+  BOOST_TEST(grown_kib < reading_client_kib + 32 * 1024);
+  expect_server_still_answers(own.port());
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_drains_although_a_client_never_reads) {
+  server_process own({"--threads", "1", "--read-timeout", "1", "--drain-timeout", "20"});
+  BOOST_TEST_REQUIRE(own.wait_ready(), own.log());
+  ws_client client(own.port(), "never-reads", true);
+  flood(client.ws.next_layer(), "{}", 300000);
+  own.signal(SIGTERM);
+  // Its stalled connection is dropped at the write timeout, so the drain completes.
   BOOST_TEST(own.wait_exit(std::chrono::seconds(120)) == 0, own.log());
   BOOST_TEST(own.log().find("\"drained\"") != std::string::npos, own.log());
 }

@@ -175,7 +175,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
       counted.reset();  // the WebSocket session counts its messages itself
       body_held.reset();
       co_await run_websocket_session(std::move(stream), parser.release(), engine, active,
-                                     websockets);
+                                     websockets, options.read_timeout);
       co_return;
     }
     auto request = parser.release();

@@ -21,7 +21,8 @@ namespace cua_s1 {
 struct http_options {
   std::string host = "127.0.0.1";
   unsigned short port = 8000;
-  std::chrono::seconds read_timeout{15};  // a request (header and body) must arrive within this
+  // A request (header and body) must arrive within this; a WebSocket reply write must progress.
+  std::chrono::seconds read_timeout{15};
   size_t max_connections = 1024;  // open at once; more are answered 503 and closed
   size_t max_body_bytes_in_flight = 256u << 20;  // bodies held at once; beyond: 503 unread
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health

@@ -1,6 +1,8 @@
-// The transport of WebSocket sessions: a reader that admits up to websocket_max_inflight messages
-// at once, one coroutine per message awaiting its reply (src/http/routes), and one writer sending
-// the replies in the order they complete. Everything runs on the connection's strand.
+// The transport of WebSocket sessions: a reader that admits a message while the connection has
+// room (websocket_max_inflight messages unanswered, websocket_max_unwritten_bytes of replies), one
+// coroutine per message awaiting its reply (src/http/routes), and one writer sending the replies
+// in the order they complete, under a watchdog that gives up a client that does not read.
+// Everything runs on the connection's strand.
 #include "http/websocket_session.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -12,11 +14,13 @@
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket.hpp>
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <optional>
 
 #include "api/decision_request.hpp"
+#include "common/json_log.hpp"
 #include "http/active_request.hpp"
 #include "http/request_id.hpp"
 #include "http/routes.hpp"
@@ -29,6 +33,15 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using clock = std::chrono::steady_clock;
 
+// Beast sends a server message in frames of its write buffer (4 KiB). Writing one frame a call
+// lets the watchdog see each frame's progress, and a close queued behind a stalled frame is
+// sent right after it, never between two frames of one call.
+constexpr size_t write_piece_bytes = 4096;
+
+// How long a close frame queued behind a stalled write may wait for that write before the TCP
+// connection is dropped.
+constexpr std::chrono::seconds close_frame_grace{2};
+
 // A reply waiting for the writer; the message stays counted as active until it is written.
 struct pending_reply {
   std::string text;
@@ -36,14 +49,24 @@ struct pending_reply {
 };
 
 struct connection_state {
-  explicit connection_state(beast::tcp_stream stream)
-      : ws(std::move(stream)), reply_queued(ws.get_executor()) {}
+  connection_state(beast::tcp_stream stream, std::string id, clock::duration timeout)
+      : ws(std::move(stream)),
+        connection_id(std::move(id)),
+        write_timeout(timeout),
+        room_freed(ws.get_executor()),
+        write_watchdog(ws.get_executor()) {}
   websocket::stream<beast::tcp_stream> ws;
-  asio::steady_timer reply_queued;  // the reader waits on it while at the in-flight limit
+  const std::string connection_id;  // the upgrade's X-Request-Id, or a new one
+  const clock::duration write_timeout;
+  asio::steady_timer room_freed;      // the reader waits on it while the connection is full
+  asio::steady_timer write_watchdog;  // runs out when the write under way makes no progress
   std::deque<pending_reply> replies;  // waiting for the writer
-  size_t inflight = 0;
+  size_t deciding = 0;           // messages read whose reply is not ready yet
+  size_t unwritten_replies = 0;  // replies queued or being written
+  size_t unwritten_bytes = 0;    // and their size
   bool writing = false;
-  bool closed = false;  // no more writes
+  bool closed = false;   // no more writes
+  bool gave_up = false;  // its replies stalled: a close with 1008, else the connection dropped
   // A close the writer sends: at once (a protocol error) or after the last reply (drain).
   std::optional<websocket::close_reason> closing;
   bool close_now = false;
@@ -51,27 +74,110 @@ struct connection_state {
   cancel_flag client_gone = std::make_shared<std::atomic<bool>>(false);
 };
 
+// Whether the reader may admit another message.
+bool has_room(const connection_state& c) {
+  return c.deciding + c.unwritten_replies < websocket_max_inflight &&
+         c.unwritten_bytes < websocket_max_unwritten_bytes;
+}
+
+// A reply of `bytes` has been written, or never will be: the reader may go on.
+void reply_done(connection_state& c, size_t bytes) {
+  --c.unwritten_replies;
+  c.unwritten_bytes -= bytes;
+  c.room_freed.cancel();
+}
+
+// No more writes: the replies not written yet are dropped and the connection leaves the
+// registry (the drain need not wait for it). The reader, if waiting, stops.
+void stop_writing(const std::shared_ptr<connection_state>& c) {
+  c->closed = true;
+  for (; !c->replies.empty(); c->replies.pop_front())
+    reply_done(*c, c->replies.front().text.size());
+  // Runs on this strand after the caller has started its close, whose first step writes the
+  // frame.
+  if (c->on_close_sent) asio::post(c->ws.get_executor(), std::move(c->on_close_sent));
+  c->room_freed.cancel();
+}
+
+void on_write_stalled(const std::shared_ptr<connection_state>& c);
+
+// Gives the write about to start `limit` to complete, else on_write_stalled.
+void watch_write(const std::shared_ptr<connection_state>& c, clock::duration limit) {
+  c->write_watchdog.expires_after(limit);
+  c->write_watchdog.async_wait(
+      [weak = std::weak_ptr<connection_state>(c)](const beast::error_code& ec) {
+        auto c = weak.lock();
+        // Also ignores an expiry that raced with the write's completion: re-armed or stopped
+        // (expiry at max) since.
+        if (ec || !c || clock::now() < c->write_watchdog.expiry()) return;
+        on_write_stalled(c);
+      });
+}
+
+void stop_watching_write(connection_state& c) {
+  c.write_watchdog.expires_at(clock::time_point::max());
+}
+
+// The write under way has made no progress for the write timeout: the client does not read its
+// replies. The connection is given up: its replies are dropped, its work not started is
+// cancelled, and a close with 1008 is queued behind the stalled write. If that write still
+// makes no progress within close_frame_grace, the TCP connection is dropped.
+void on_write_stalled(const std::shared_ptr<connection_state>& c) {
+  if (c->gave_up) {
+    beast::get_lowest_layer(c->ws).close();  // every pending operation fails
+    return;
+  }
+  const auto timeout = std::chrono::duration_cast<std::chrono::seconds>(c->write_timeout);
+  log_event(log_level::warning, "websocket_write_stalled",
+            {{"request_id", c->connection_id},
+             {"unwritten_replies", c->unwritten_replies},
+             {"timeout_s", static_cast<int64_t>(timeout.count())}});
+  c->gave_up = true;
+  c->client_gone->store(true);
+  stop_writing(c);
+  c->ws.async_close(
+      websocket::close_reason(websocket::close_code::policy_error, "replies not read in time"),
+      [c](const beast::error_code&) {});
+  watch_write(c, close_frame_grace);
+}
+
+// Writes `text` as one text message, a frame at a time, each under the watchdog. Stops early
+// once the connection is given up (its close frame goes next).
+asio::awaitable<beast::error_code> write_message(std::shared_ptr<connection_state> c,
+                                                 const std::string& text) {
+  beast::error_code ec;
+  c->ws.text(true);
+  size_t offset = 0;
+  do {
+    const size_t piece = std::min(write_piece_bytes, text.size() - offset);
+    const bool last = offset + piece == text.size();
+    watch_write(c, c->write_timeout);
+    co_await c->ws.async_write_some(last, asio::buffer(text.data() + offset, piece),
+                                    asio::redirect_error(asio::use_awaitable, ec));
+    stop_watching_write(*c);  // also the grace of a close queued meanwhile: it is on its way
+    offset += piece;
+  } while (!ec && !c->gave_up && offset < text.size());
+  co_return ec;
+}
+
 // The connection's only writer: replies in completion order, then the close frame when one is
 // due. Runs on the connection's strand; start it through wake_writer.
 asio::awaitable<void> write_replies(std::shared_ptr<connection_state> c) {
   beast::error_code ec;
   while (!c->closed) {
-    if (c->closing && (c->close_now || (c->replies.empty() && c->inflight == 0))) {
-      c->closed = true;
-      c->replies.clear();
-      // Runs on this strand after the co_await below has started the close, whose first step
-      // writes the frame: from then on the drain need not wait for this connection.
-      if (c->on_close_sent) asio::post(c->ws.get_executor(), std::move(c->on_close_sent));
-      co_await c->ws.async_close(*c->closing, asio::redirect_error(asio::use_awaitable, ec));
+    if (c->closing && (c->close_now || (c->replies.empty() && c->deciding == 0))) {
+      const websocket::close_reason reason = *c->closing;
+      stop_writing(c);
+      // Beast's handshake timeout (the write timeout) bounds the close frame and the answer.
+      co_await c->ws.async_close(reason, asio::redirect_error(asio::use_awaitable, ec));
       break;
     }
     if (c->replies.empty()) break;
     pending_reply reply = std::move(c->replies.front());
     c->replies.pop_front();
-    c->ws.text(true);
-    co_await c->ws.async_write(asio::buffer(reply.text),
-                               asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) c->closed = true;
+    ec = co_await write_message(c, reply.text);
+    reply_done(*c, reply.text.size());
+    if (ec && !c->closed) stop_writing(c);
   }
   c->writing = false;
 }
@@ -87,9 +193,14 @@ asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decisi
                                      std::unique_ptr<active_request> counted) {
   std::string reply = co_await answer_websocket_message(std::move(body), std::move(request_id),
                                                         sequence, engine, c->client_gone);
+  --c->deciding;
+  if (c->closed) {  // nobody will write it
+    c->room_freed.cancel();
+    co_return;
+  }
+  ++c->unwritten_replies;
+  c->unwritten_bytes += reply.size();
   c->replies.push_back({std::move(reply), std::move(counted)});
-  --c->inflight;
-  c->reply_queued.cancel();
   wake_writer(c);
 }
 
@@ -122,16 +233,17 @@ size_t websocket_registry::open() const {
 asio::awaitable<void> run_websocket_session(
     beast::tcp_stream stream, beast::http::request<beast::http::string_body> upgrade,
     decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
-    std::shared_ptr<websocket_registry> registry) {
-  stream.expires_never();  // the WebSocket stream keeps its own timeouts
-  auto c = std::make_shared<connection_state>(std::move(stream));
+    std::shared_ptr<websocket_registry> registry, clock::duration write_timeout) {
   const std::string given_id(upgrade["X-Request-Id"]);
   const std::string upgrade_id = given_id.empty() ? std::string() : request_id_for(given_id);
-  c->ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  const std::string connection_id = upgrade_id.empty() ? request_id_for({}) : upgrade_id;
+  stream.expires_never();  // the WebSocket stream keeps its own timeouts
+  auto c = std::make_shared<connection_state>(std::move(stream), connection_id, write_timeout);
+  auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+  timeouts.handshake_timeout = write_timeout;  // our 101 answer; our close frame and its answer
+  c->ws.set_option(timeouts);
   c->ws.set_option(websocket::stream_base::decorator(
-      [id = upgrade_id.empty() ? request_id_for({}) : upgrade_id](websocket::response_type& r) {
-        r.set("X-Request-Id", id);
-      }));
+      [connection_id](websocket::response_type& r) { r.set("X-Request-Id", connection_id); }));
   c->ws.read_message_max(max_body_bytes);
   beast::error_code ec;
   co_await c->ws.async_accept(upgrade, asio::redirect_error(asio::use_awaitable, ec));
@@ -153,15 +265,17 @@ asio::awaitable<void> run_websocket_session(
   uint64_t sequence = 0;
   beast::flat_buffer buffer;
   while (true) {
-    while (c->inflight >= websocket_max_inflight) {  // backpressure: stop reading for a while
-      c->reply_queued.expires_at(clock::time_point::max());
-      co_await c->reply_queued.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    // Backpressure: nothing more is read while the connection is full, nor once a close is due.
+    while (!c->closed && (c->closing || !has_room(*c))) {
+      c->room_freed.expires_at(clock::time_point::max());
+      co_await c->room_freed.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
+    if (c->closed) break;
     buffer.clear();
     co_await c->ws.async_read(buffer, asio::redirect_error(asio::use_awaitable, ec));
     // A close from the client (or the end of our own close), a reset, or a protocol error
-    // (Beast closes with its code, e.g. 1009 for a message over the limit).
-    if (ec) break;
+    // (Beast closes with its code, e.g. 1009 for a message over the limit); or given up.
+    if (ec || c->closed) break;
     if (!c->ws.got_text()) {
       if (!c->closing) c->closing = websocket::close_reason(websocket::close_code::unknown_data,
                                                             "text messages only");
@@ -169,7 +283,7 @@ asio::awaitable<void> run_websocket_session(
       wake_writer(c);
       break;
     }
-    ++c->inflight;
+    ++c->deciding;
     const uint64_t this_sequence = sequence++;
     asio::co_spawn(c->ws.get_executor(),
                    decide_message(c, engine, beast::buffers_to_string(buffer.data()),

@@ -7,6 +7,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,9 +20,12 @@
 
 namespace cua_s1 {
 
-// Messages of one connection decided at once; the next one is read when one is answered, so
-// a client that sends faster is held back by TCP (backpressure), never dropped.
+// Messages of one connection read and not yet answered (being decided, or their reply not yet
+// written to the socket). The next message is read only when one is answered and while less
+// than websocket_max_unwritten_bytes of replies wait to be written, so a client that sends
+// faster than it reads is held back by TCP, and one that does not read stops being read.
 inline constexpr size_t websocket_max_inflight = 4;
+inline constexpr size_t websocket_max_unwritten_bytes = 1024 * 1024;
 
 // The open WebSocket connections, so that a drain can ask each to close with 1001 once its
 // replies are written. Thread-safe.
@@ -43,14 +47,17 @@ class websocket_registry {
   bool closing_ = false;
 };
 
-// Completes the upgrade of `upgrade` and serves the connection until it closes. A binary
-// message closes it with 1003, a message over 8 MiB with 1009; a client that goes away
-// cancels its work not started yet. `active` counts messages from their arrival until their
-// reply is written (drain). Each message's request id is the upgrade's X-Request-Id (when
-// usable) with "/<sequence>" appended, else a new one.
+// Completes the upgrade of `upgrade` and serves the connection until it closes. A
+// binary message closes it with 1003, a message over 8 MiB with 1009; a client that goes away
+// cancels its work not started yet. A write that makes no progress for `write_timeout` (the
+// client does not read its replies) gives the connection up: close 1008, or the TCP connection
+// dropped when that close frame cannot be written either. `active` counts messages from their
+// arrival until their reply is written or dropped (drain). Each message's request id is the
+// upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one.
 boost::asio::awaitable<void> run_websocket_session(
     boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
     decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
-    std::shared_ptr<websocket_registry> registry);
+    std::shared_ptr<websocket_registry> registry,
+    std::chrono::steady_clock::duration write_timeout);
 
 }  // namespace cua_s1
