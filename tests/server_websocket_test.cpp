@@ -4,7 +4,8 @@
 // message closes with 1003, one over 8 MiB with 1009, a plain GET gets 426, and the server keeps
 // serving after each; the upgrade's X-Request-Id names every message; SIGTERM answers the
 // messages in flight, then closes with 1001. A client that sends and never reads is held back
-// (bounded memory), closed with 1008 once its replies stall, and does not hold up a drain.
+// (bounded memory and log), closed with 1008 once its replies stall, and does not hold up a
+// drain.
 #define BOOST_TEST_MODULE server_websocket
 #include <boost/test/unit_test.hpp>
 
@@ -138,6 +139,14 @@ size_t flood(boost::asio::ip::tcp::socket& socket, const std::string& text, size
   }
   socket.non_blocking(false);
   return sent_bytes / frame.size();
+}
+
+// The log lines of the server that name request id `id` or one of its messages (`id`/N).
+size_t log_lines_naming(const std::string& log, const std::string& id) {
+  size_t count = 0;
+  for (size_t at = 0; (at = log.find("\"request_id\":\"" + id, at)) != std::string::npos; ++at)
+    ++count;
+  return count;
 }
 
 }  // namespace
@@ -316,6 +325,9 @@ BOOST_AUTO_TEST_CASE(a_client_that_never_reads_is_held_back_then_closed_with_100
   BOOST_TEST(answered < int64_t(sent / 4));
   BOOST_TEST(grown_while_flooded_kib < reading_client_kib + 32 * 1024);
   BOOST_TEST(grown_kib < reading_client_kib + 32 * 1024);
+  // Its messages answered were logged a few at a time, not one line each.
+  BOOST_TEST(answered > 100);
+  BOOST_TEST(log_lines_naming(own.log(), "flood") <= 12u, own.log().substr(0, 4000));
   expect_server_still_answers(own.port());
 }
 

@@ -243,11 +243,16 @@ http_response unreadable_request_response(const beast::error_code& error,
 
 asio::awaitable<std::string> answer_websocket_message(std::string body, std::string request_id,
                                                       uint64_t sequence, decision_engine& engine,
-                                                      cancel_flag client_gone) {
+                                                      cancel_flag client_gone,
+                                                      error_log_budget& failures) {
   const auto started = std::chrono::steady_clock::now();
   const decision_response decided =
       co_await decide(engine, std::move(body), request_id, std::move(client_gone));
-  record_request(engine.metrics(), websocket_route, decided.status, request_id, started, sequence);
+  if (decided.status < 400 || failures.admit(decided.status))
+    record_request(engine.metrics(), websocket_route, decided.status, request_id, started,
+                   sequence);
+  else
+    engine.metrics().count_request(websocket_route, decided.status);
   co_return websocket_reply_text(request_id, sequence, decided);
 }
 

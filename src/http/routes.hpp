@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/decision_engine.hpp"
+#include "http/error_log_budget.hpp"
 
 namespace cua_s1 {
 
@@ -72,11 +73,13 @@ http_response unreadable_request_response(const boost::beast::error_code& error,
 
 // The reply to WebSocket message `sequence` (a /v1/systemone body):
 // {"request_id":..., "sequence":N, "status":S, "body":<the HTTP body, verbatim>}, counted and
-// logged like an HTTP request on the WebSocket route.
+// logged like an HTTP request on the WebSocket route; the line of a failure only while the
+// connection's `failures` budget admits it.
 boost::asio::awaitable<std::string> answer_websocket_message(std::string body,
                                                              std::string request_id,
                                                              uint64_t sequence,
                                                              decision_engine& engine,
-                                                             cancel_flag client_gone);
+                                                             cancel_flag client_gone,
+                                                             error_log_budget& failures);
 
 }  // namespace cua_s1

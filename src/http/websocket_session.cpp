@@ -22,6 +22,7 @@
 #include "api/decision_request.hpp"
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
+#include "http/error_log_budget.hpp"
 #include "http/request_id.hpp"
 #include "http/routes.hpp"
 
@@ -54,7 +55,8 @@ struct connection_state {
         connection_id(std::move(id)),
         write_timeout(timeout),
         room_freed(ws.get_executor()),
-        write_watchdog(ws.get_executor()) {}
+        write_watchdog(ws.get_executor()),
+        failures(connection_id, websocket_route) {}
   websocket::stream<beast::tcp_stream> ws;
   const std::string connection_id;  // the upgrade's X-Request-Id, or a new one
   const clock::duration write_timeout;
@@ -72,6 +74,7 @@ struct connection_state {
   bool close_now = false;
   std::function<void()> on_close_sent;  // takes the connection off the registry
   cancel_flag client_gone = std::make_shared<std::atomic<bool>>(false);
+  error_log_budget failures;  // the log lines of its failed messages
 };
 
 // Whether the reader may admit another message.
@@ -192,7 +195,8 @@ asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decisi
                                      std::string body, uint64_t sequence, std::string request_id,
                                      std::unique_ptr<active_request> counted) {
   std::string reply = co_await answer_websocket_message(std::move(body), std::move(request_id),
-                                                        sequence, engine, c->client_gone);
+                                                        sequence, engine, c->client_gone,
+                                                        c->failures);
   --c->deciding;
   if (c->closed) {  // nobody will write it
     c->room_freed.cancel();
@@ -294,6 +298,7 @@ asio::awaitable<void> run_websocket_session(
   c->client_gone->store(true);  // its work not started yet is dropped
   if (!c->writing) c->closed = true;  // else the writer finishes (a close it is sending)
   registry->remove(registered);
+  c->failures.flush();
 }
 
 }  // namespace cua_s1

@@ -53,7 +53,8 @@ class websocket_registry {
 // client does not read its replies) gives the connection up: close 1008, or the TCP connection
 // dropped when that close frame cannot be written either. `active` counts messages from their
 // arrival until their reply is written or dropped (drain). Each message's request id is the
-// upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one.
+// upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one; the log lines
+// of failed messages are rate-limited per connection (error_log_budget).
 boost::asio::awaitable<void> run_websocket_session(
     boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
     decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
