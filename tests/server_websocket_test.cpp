@@ -5,7 +5,7 @@
 // serving after each; the upgrade's X-Request-Id names every message; SIGTERM answers the
 // messages in flight, then closes with 1001. A client that sends and never reads is held back
 // (bounded memory and log), closed with 1008 once its replies stall, and does not hold up a
-// drain.
+// drain; a refused handshake is answered {"detail": ...} like any error.
 #define BOOST_TEST_MODULE server_websocket
 #include <boost/test/unit_test.hpp>
 
@@ -232,6 +232,44 @@ BOOST_AUTO_TEST_CASE(a_plain_get_gets_426) {
   const http_reply reply = http_connection(server().port()).get("/v1/systemone/ws");
   BOOST_TEST(reply.status == 426);
   BOOST_TEST(reply.body == "{\"detail\":\"WebSocket upgrade required\"}");
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_handshake_is_answered_as_json_without_a_server_banner) {
+  namespace http = boost::beast::http;
+  struct refused {
+    std::vector<std::pair<std::string, std::string>> headers;
+    unsigned status;
+    std::string detail;
+  };
+  const std::vector<refused> cases = {
+      {{}, 400, "The WebSocket handshake Sec-WebSocket-Key field is missing"},
+      {{{"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}},
+       400, "The WebSocket handshake Sec-WebSocket-Version field is missing"},
+      {{{"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}, {"Sec-WebSocket-Version", "8"}},
+       426, "The WebSocket handshake Sec-WebSocket-Version field is invalid"}};
+  for (const refused& each : cases) {
+    BOOST_TEST_CONTEXT("status " << each.status << ": " << each.detail) {
+      http_connection connection(server().port());
+      http::request<http::string_body> upgrade{http::verb::get, "/v1/systemone/ws", 11};
+      upgrade.set(http::field::host, "127.0.0.1");
+      upgrade.set(http::field::connection, "Upgrade");
+      upgrade.set(http::field::upgrade, "websocket");
+      upgrade.set("X-Request-Id", "refused-upgrade");
+      for (const auto& [name, value] : each.headers) upgrade.set(name, value);
+      http::write(connection.socket(), upgrade);
+      boost::beast::flat_buffer buffer;
+      http::response<http::string_body> response;
+      http::read(connection.socket(), buffer, response);
+      BOOST_TEST(response.result_int() == each.status);
+      BOOST_TEST(response[http::field::content_type] == "application/json");
+      BOOST_TEST(response.body() ==
+                 boost::json::serialize(boost::json::object{{"detail", each.detail}}));
+      BOOST_TEST(response.count(http::field::server) == 0u, response[http::field::server]);
+      BOOST_TEST(response["X-Request-Id"] == "refused-upgrade");
+      if (each.status == 426) BOOST_TEST(response[http::field::sec_websocket_version] == "13");
+    }
+  }
+  expect_server_still_answers();
 }
 
 BOOST_AUTO_TEST_CASE(the_upgrade_request_id_names_every_message) {

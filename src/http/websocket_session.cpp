@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket.hpp>
 #include <algorithm>
 #include <chrono>
@@ -24,7 +25,9 @@
 #include "http/active_request.hpp"
 #include "http/error_log_budget.hpp"
 #include "http/request_id.hpp"
+#include "http/request_record.hpp"
 #include "http/routes.hpp"
+#include "http/websocket_handshake.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -208,6 +211,23 @@ asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decisi
   wake_writer(c);
 }
 
+// Answers a handshake Beast would refuse as our JSON error (counted and logged like any request
+// on the route); false when the handshake can proceed.
+asio::awaitable<bool> refused_handshake(beast::tcp_stream& stream, const http_request& upgrade,
+                                        const std::string& connection_id, decision_engine& engine,
+                                        clock::duration write_timeout) {
+  const auto started = clock::now();
+  std::optional<http_response> refusal = websocket_handshake_refusal(upgrade, connection_id);
+  if (!refusal) co_return false;
+  record_request(engine.metrics(), websocket_route, static_cast<int>(refusal->result_int()),
+                 connection_id, started);
+  stream.expires_after(write_timeout);
+  beast::error_code ec;
+  co_await beast::http::async_write(stream, *refusal,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+  co_return true;
+}
+
 }  // namespace
 
 uint64_t websocket_registry::add(closer close) {
@@ -241,6 +261,7 @@ asio::awaitable<void> run_websocket_session(
   const std::string given_id(upgrade["X-Request-Id"]);
   const std::string upgrade_id = given_id.empty() ? std::string() : request_id_for(given_id);
   const std::string connection_id = upgrade_id.empty() ? request_id_for({}) : upgrade_id;
+  if (co_await refused_handshake(stream, upgrade, connection_id, engine, write_timeout)) co_return;
   stream.expires_never();  // the WebSocket stream keeps its own timeouts
   auto c = std::make_shared<connection_state>(std::move(stream), connection_id, write_timeout);
   auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);

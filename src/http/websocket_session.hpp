@@ -47,7 +47,8 @@ class websocket_registry {
   bool closing_ = false;
 };
 
-// Completes the upgrade of `upgrade` and serves the connection until it closes. A
+// Completes the upgrade of `upgrade` and serves the connection until it closes. A handshake
+// Beast would refuse is answered {"detail": ...} (400, or 426 for another protocol version). A
 // binary message closes it with 1003, a message over 8 MiB with 1009; a client that goes away
 // cancels its work not started yet. A write that makes no progress for `write_timeout` (the
 // client does not read its replies) gives the connection up: close 1008, or the TCP connection
