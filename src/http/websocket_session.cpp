@@ -37,9 +37,9 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using clock = std::chrono::steady_clock;
 
-// Beast sends a server message in frames of its write buffer (4 KiB). Writing one frame a call
-// lets the watchdog see each frame's progress, and a close queued behind a stalled frame is
-// sent right after it, never between two frames of one call.
+// Beast sends a message in frames of its write buffer, set to this size (its default). Writing
+// one frame a call lets the watchdog see each frame's progress, and a close queued behind a
+// stalled frame is sent right after it, never between two frames of one call.
 constexpr size_t write_piece_bytes = 4096;
 
 // How long a close frame queued behind a stalled write may wait for that write before the TCP
@@ -270,6 +270,7 @@ asio::awaitable<void> run_websocket_session(
   c->ws.set_option(websocket::stream_base::decorator(
       [connection_id](websocket::response_type& r) { r.set("X-Request-Id", connection_id); }));
   c->ws.read_message_max(max_body_bytes);
+  c->ws.write_buffer_bytes(write_piece_bytes);
   beast::error_code ec;
   co_await c->ws.async_accept(upgrade, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return;
