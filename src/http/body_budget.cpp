@@ -1,4 +1,4 @@
-// The body budget shared by the HTTP sessions.
+// What a request's body holds of the body budget, and its refusal beyond the budget.
 #include "http/body_budget.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -10,36 +10,6 @@
 namespace cua_s1 {
 
 namespace http = boost::beast::http;
-
-struct body_budget::reservation::state {
-  explicit state(size_t capacity) : capacity(capacity) {}
-  const size_t capacity;
-  std::atomic<size_t> held{0};
-};
-
-body_budget::body_budget(size_t capacity)
-    : state_(std::make_shared<reservation::state>(capacity)) {}
-
-body_budget::reservation::~reservation() {
-  if (state_) state_->held -= bytes_;
-}
-
-body_budget::reservation& body_budget::reservation::operator=(reservation&& other) noexcept {
-  if (this != &other) {
-    if (state_) state_->held -= bytes_;
-    state_ = std::move(other.state_);
-    bytes_ = other.bytes_;
-  }
-  return *this;
-}
-
-std::optional<body_budget::reservation> body_budget::try_reserve(size_t bytes) {
-  size_t held = state_->held.load();
-  do {
-    if (bytes > state_->capacity - held) return std::nullopt;
-  } while (!state_->held.compare_exchange_weak(held, held + bytes));
-  return reservation(state_, bytes);
-}
 
 size_t body_bytes_to_hold(const http::request_parser<http::string_body>& parser) {
   if (const auto length = parser.content_length())

@@ -5,44 +5,14 @@
 #pragma once
 
 #include <boost/beast/http/parser.hpp>
-#include <atomic>
 #include <cstddef>
-#include <memory>
-#include <optional>
 
+#include "common/shared_capacity.hpp"
 #include "http/routes.hpp"
 
 namespace cua_s1 {
 
-// A copy shares the budget. Thread-safe.
-class body_budget {
- public:
-  explicit body_budget(size_t capacity);
-
-  // Bytes held for one request's body; given back when it is destroyed.
-  class reservation {
-   public:
-    reservation(reservation&& other) noexcept
-        : state_(std::move(other.state_)), bytes_(other.bytes_) {}
-    reservation& operator=(reservation&& other) noexcept;
-    reservation(const reservation&) = delete;
-    ~reservation();
-
-   private:
-    friend class body_budget;
-    struct state;
-    reservation(std::shared_ptr<state> state, size_t bytes)
-        : state_(std::move(state)), bytes_(bytes) {}
-    std::shared_ptr<state> state_;
-    size_t bytes_;
-  };
-
-  // `bytes` held, or nothing when fewer than that are left. Zero bytes always succeed.
-  std::optional<reservation> try_reserve(size_t bytes);
-
- private:
-  std::shared_ptr<reservation::state> state_;
-};
+// The budget itself is a shared_capacity of bytes (common/shared_capacity.hpp).
 
 // What a request's body will hold, known from its headers: its Content-Length, or for a chunked
 // body (whose size is known only once it has arrived) the largest body allowed, max_body_bytes.

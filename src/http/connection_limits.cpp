@@ -17,29 +17,6 @@ namespace cua_s1 {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 
-struct connection_counter::slot::state {
-  explicit state(size_t limit) : limit(limit) {}
-  const size_t limit;
-  std::atomic<size_t> open{0};
-};
-
-connection_counter::connection_counter(size_t limit)
-    : state_(std::make_shared<slot::state>(limit)) {}
-
-connection_counter::slot::~slot() {
-  if (state_) --state_->open;
-}
-
-std::optional<connection_counter::slot> connection_counter::try_open() {
-  size_t open = state_->open.load();
-  do {
-    if (open >= state_->limit) return std::nullopt;
-  } while (!state_->open.compare_exchange_weak(open, open + 1));
-  return slot(state_);
-}
-
-size_t connection_counter::limit() const { return state_->limit; }
-
 http_response too_many_connections_response() {
   http_response response{http::status::service_unavailable, 11};
   response.set(http::field::content_type, "application/json");

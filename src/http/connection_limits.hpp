@@ -5,45 +5,18 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <memory>
-#include <optional>
 
 #include "common/log_throttle.hpp"
+#include "common/shared_capacity.hpp"
 #include "http/routes.hpp"
 
 namespace cua_s1 {
 
-// Open connections (HTTP and WebSocket alike), each counted from its accept until it is
-// closed. A copy shares the count. Thread-safe.
-class connection_counter {
- public:
-  explicit connection_counter(size_t limit);
-
-  // One counted connection; the count drops when it is destroyed.
-  class slot {
-   public:
-    slot(slot&& other) noexcept : state_(std::move(other.state_)) {}
-    slot& operator=(slot&&) = delete;
-    slot(const slot&) = delete;
-    ~slot();
-
-   private:
-    friend class connection_counter;
-    struct state;
-    explicit slot(std::shared_ptr<state> state) : state_(std::move(state)) {}
-    std::shared_ptr<state> state_;
-  };
-
-  // A slot, or nothing when `limit` connections are open.
-  std::optional<slot> try_open();
-  size_t limit() const;
-
- private:
-  std::shared_ptr<slot::state> state_;
-};
+// Open connections (HTTP and WebSocket alike), each held (one unit of a shared_capacity) from
+// its accept until it is closed.
+using connection_counter = shared_capacity;
 
 // The answer to a connection beyond the limit: 503 {"detail": ...} with Retry-After: 1 and
 // Connection: close.

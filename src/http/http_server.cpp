@@ -100,12 +100,12 @@ class read_deadline {
 };
 
 // Serves one connection; `held` counts it among the open connections until it is closed.
-asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connection_counter::slot held,
+asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_capacity::hold held,
                                   decision_engine& engine, const http_options& options,
                                   const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets,
-                                  body_budget bodies) {
+                                  shared_capacity bodies) {
   beast::tcp_stream stream(std::move(socket));
   // Beast reads into the free space of this buffer, at least 512 bytes and at most 64 KiB a
   // call; its capacity is only what the headers needed, so without room a 145 KB body took
@@ -139,10 +139,10 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] connectio
     if (!ec) ec = message_framing_error(parser.get().base());  // 400 and close: no smuggling
     // Its body is held within the body budget from here until it has been answered; beyond the
     // budget it is refused unread.
-    std::optional<body_budget::reservation> body_held;
+    std::optional<shared_capacity::hold> body_held;
     if (!ec) {
       plan = plan_request(parser.get().base(), engine, settings);
-      body_held = bodies.try_reserve(body_bytes_to_hold(parser));
+      body_held = bodies.try_take(body_bytes_to_hold(parser));
       if (!body_held) {
         refuse_over_body_budget(*plan, parser.get().version());
         body_unread = true;
@@ -216,7 +216,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
                                   const http_options& options, const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets,
-                                  connection_counter connections, body_budget bodies) {
+                                  connection_counter connections, shared_capacity bodies) {
   log_throttle accept_errors, refusals;
   while (acceptor->is_open()) {
     beast::error_code ec;
@@ -228,7 +228,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
       continue;
     }
     auto executor = socket.get_executor();
-    auto held = connections.try_open();
+    auto held = connections.try_take(1);
     if (!held) {
       log_connection_refused(connections, refusals);
       asio::co_spawn(executor, refuse_connection(std::move(socket)), asio::detached);

@@ -60,7 +60,7 @@ class http_server {
   std::shared_ptr<std::atomic<size_t>> active_ = std::make_shared<std::atomic<size_t>>(0);
   std::shared_ptr<websocket_registry> websockets_ = std::make_shared<websocket_registry>();
   connection_counter connections_{options_.max_connections};
-  body_budget bodies_{options_.max_body_bytes_in_flight};
+  shared_capacity bodies_{options_.max_body_bytes_in_flight};
   unsigned short bound_port_ = 0;
 };
 
