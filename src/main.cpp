@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   log_event(log_level::info, "model_loaded",
-            {{"weights", loaded->description}, {"backend", loaded->model->description()}});
+            {{"weights", loaded->description}, {"model_dir", loaded->model_dir},
+             {"adapter_dir", loaded->adapter_dir}, {"backend", loaded->model->description()}});
 
   boost::asio::io_context io;
   graceful_shutdown shutdown(io, std::chrono::seconds(options->drain_timeout_seconds));

@@ -97,6 +97,23 @@ BOOST_AUTO_TEST_CASE(health_reports_the_bundled_model) {
   BOOST_TEST(server().log().find("bundled tiny model") != std::string::npos);
 }
 
+// Built in this tree and not installed, the server finds the bundled tiny model in the source
+// tree (the second place of its search order) and logs the directories it serves.
+BOOST_AUTO_TEST_CASE(the_log_names_the_bundled_model_directories_served) {
+  const std::string log = server().log();
+  const size_t event = log.find("\"event\":\"model_loaded\"");
+  BOOST_TEST_REQUIRE(event != std::string::npos, log);
+  const size_t begin = log.rfind('\n', event) + 1;  // npos + 1 == 0 on the first line
+  const auto line = boost::json::parse(log.substr(begin, log.find('\n', event) - begin)).as_object();
+  BOOST_TEST_REQUIRE(line.contains("model_dir"));
+  BOOST_TEST_REQUIRE(line.contains("adapter_dir"));
+  BOOST_TEST(fs::equivalent(std::string(line.at("model_dir").as_string()), fixture_path("tiny/base")),
+             line.at("model_dir"));
+  BOOST_TEST(fs::equivalent(std::string(line.at("adapter_dir").as_string()),
+                            fixture_path("tiny/multimodal")),
+             line.at("adapter_dir"));
+}
+
 BOOST_AUTO_TEST_CASE(answers_equal_the_engine_called_directly) {
   const auto expected = direct_answers();
   http_connection connection(server().port());

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "common/json_log.hpp"
 #include "model/cpu/cpu_backend.hpp"
@@ -25,22 +26,37 @@ struct model_paths {
   bool bundled = false;
 };
 
-// The bundled tiny model: next to an installed binary (../share/cua-s1/tiny), else the copy in
-// the source tree this binary was built from.
-fs::path bundled_tiny_dir() {
+// The places the bundled tiny model is looked for, in this order (README, "Embedding /
+// installing"): beside an installed executable (<prefix>/bin/../share/cua-s1/tiny, the path
+// relative to the executable's directory fixed at configure time), then the source tree this
+// binary was built from (tests/fixtures/tiny: the in-tree build, its tests and benches).
+std::vector<fs::path> bundled_tiny_candidates() {
+  std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "cua-s1" / "tiny";
-    if (fs::exists(installed / "weights.lock.json", ec)) return installed;
-  }
-  return fs::path(CUA_S1_TINY_MODEL_DIR);
+  if (!ec) candidates.push_back((exe.parent_path() / CUA_S1_TINY_MODEL_FROM_BINDIR).lexically_normal());
+  candidates.push_back(fs::path(CUA_S1_TINY_MODEL_DIR));
+  return candidates;
 }
 
-model_paths resolve_paths(const server_options& options) {
+// The first candidate holding a weights.lock.json; none: a failure naming every place tried.
+outcome<fs::path> bundled_tiny_dir() {
+  std::string tried;
+  for (const fs::path& candidate : bundled_tiny_candidates()) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate / "weights.lock.json", ec)) return candidate;
+    tried += (tried.empty() ? "" : ", ") + candidate.string();
+  }
+  return failure{500, "the bundled tiny model was not found (looked in " + tried +
+                          "); pass --model DIR"};
+}
+
+outcome<model_paths> resolve_paths(const server_options& options) {
   model_paths paths;
   if (options.model_dir.empty()) {
-    const fs::path tiny = bundled_tiny_dir();
+    auto found = bundled_tiny_dir();
+    if (!found) return found.error();
+    const fs::path& tiny = *found;
     paths.base = tiny / "base";
     paths.adapter = options.adapter_dir.empty() ? tiny / "multimodal" : fs::path(options.adapter_dir);
     paths.lock = options.lock_file.empty() ? tiny / "weights.lock.json" : fs::path(options.lock_file);
@@ -93,7 +109,9 @@ outcome<serving_model> load_serving_model(const server_options& options) {
     if (!runs) return runs.error();
     fault_runs = *runs;
   }
-  const model_paths paths = resolve_paths(options);
+  auto resolved = resolve_paths(options);
+  if (!resolved) return resolved.error();
+  const model_paths& paths = *resolved;
   for (const auto& [what, path] : {std::pair{"model directory", paths.base},
                                    std::pair{"adapter directory", paths.adapter}}) {
     std::error_code ec;
@@ -121,6 +139,8 @@ outcome<serving_model> load_serving_model(const server_options& options) {
   serving_model model;
   model.preparer = std::make_shared<const request_preparer>(std::move(*preparer));
   model.identity = (*weights)->identity;
+  model.model_dir = paths.base.string();
+  model.adapter_dir = paths.adapter.string();
   model.description = paths.bundled ? "bundled tiny model (" + (*weights)->description + ")"
                                     : (*weights)->description;
   auto backend = make_backend(options, std::move(*weights));

@@ -16,11 +16,15 @@ struct serving_model {
   std::unique_ptr<backend> model;
   std::string identity;     // the "model" of answers and /health
   std::string description;  // what was loaded, for logs and /health ("bundled tiny model", ...)
+  std::string model_dir;    // the base-model and adapter directories served, for the logs
+  std::string adapter_dir;
 };
 
 // Verifies the lock (when there is one), reads the model and adapter directories and builds the
 // backend, wrapped by sticky_error_after when options.fault_injection asks for it. Without --model
-// it loads the bundled tiny model. Failures name the file (status 500).
+// it loads the bundled tiny model, searched as bundled_tiny_candidates() in serving_model.cpp
+// says (installed beside the executable, then the source tree). Failures name the file or the
+// places searched (status 500).
 outcome<serving_model> load_serving_model(const server_options& options);
 
 }  // namespace cua_s1
