@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include <utility>
 
 #include "actors/decision_engine.hpp"
 #include "http/http_server.hpp"
@@ -219,16 +220,37 @@ BOOST_AUTO_TEST_CASE(load_serving_model_applies_the_fault_injection_of_the_optio
              refused.error().detail);
 }
 
-BOOST_AUTO_TEST_CASE(the_example_program_answers_a_request) {
-  const std::string command = std::string(CUA_S1_BINARY_DIR) + "/examples/embed_engine " +
-                              fixture_path("prepare/requests/std-two-questions.json") + " 2>&1";
+// Runs examples/embed_engine with `arguments`; its exit status and output (stdout and stderr).
+std::pair<int, std::string> run_example(const std::string& arguments) {
+  const std::string command =
+      std::string(CUA_S1_BINARY_DIR) + "/examples/embed_engine " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   BOOST_TEST_REQUIRE(pipe != nullptr);
   std::string output;
   char buffer[4096];
   for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = pclose(pipe);
+  return {pclose(pipe), output};
+}
+
+BOOST_AUTO_TEST_CASE(the_example_program_answers_a_request) {
+  const auto [status, output] = run_example(fixture_path("prepare/requests/std-two-questions.json"));
   BOOST_TEST(status == 0, output);
   BOOST_TEST(output.find("200 {\"model\":") != std::string::npos, output);
   BOOST_TEST(output.find("\"usage\":{\"input_tokens\":") != std::string::npos, output);
+}
+
+// The tiny model's directory given (as .ci/install-check gives the installed one): the same
+// answer; a directory without the model: exit 1 with the failure naming it.
+BOOST_AUTO_TEST_CASE(the_example_program_serves_the_tiny_model_directory_given) {
+  const std::string request = fixture_path("prepare/requests/std-two-questions.json");
+  const auto [found_status, found] = run_example(request);
+  const auto [given_status, given] = run_example(request + " " + fixture_path("tiny"));
+  BOOST_TEST(given_status == 0, given);
+  const auto answer = [](const std::string& output) { return output.substr(output.find("\n200 {")); };
+  BOOST_TEST_REQUIRE(found.find("\n200 {") != std::string::npos, found);
+  BOOST_TEST_REQUIRE(given.find("\n200 {") != std::string::npos, given);
+  BOOST_TEST(answer(given) == answer(found));
+  const auto [missing_status, missing] = run_example(request + " " + fixture_path("no-such-model"));
+  BOOST_TEST(missing_status != 0, missing);
+  BOOST_TEST(missing.find("no-such-model/base does not exist") != std::string::npos, missing);
 }
