@@ -197,3 +197,21 @@ BOOST_AUTO_TEST_CASE(decoded_size_and_stream_errors) {
   // The server still answers on.
   BOOST_TEST(post("application/json", "", screenshot().json).status == 200);
 }
+
+BOOST_AUTO_TEST_CASE(an_unread_coding_is_refused_on_the_headers_before_the_body) {
+  // With Expect: 100-continue the client sends no body until told: the 415 comes first.
+  for (const std::string codings : {"Content-Encoding: br\r\n",
+                                    "Content-Encoding: gzip\r\nContent-Encoding: zstd\r\n"}) {
+    BOOST_TEST_CONTEXT(codings) {
+      http_connection connection(server().port());
+      const std::string head =
+          "POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+          "Content-Length: 1000\r\nExpect: 100-continue\r\n" + codings + "\r\n";
+      boost::asio::write(connection.socket(), boost::asio::buffer(head));
+      boost::beast::flat_buffer buffer;
+      http::response<http::string_body> response;
+      http::read(connection.socket(), buffer, response);
+      BOOST_TEST(response.result_int() == 415u, response.body());
+    }
+  }
+}
