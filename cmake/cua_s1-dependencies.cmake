@@ -12,6 +12,9 @@ cua_s1_pkg_config_dependency(SPNG spng)
 cua_s1_pkg_config_dependency(TURBOJPEG libturbojpeg)
 cua_s1_pkg_config_dependency(DEFLATE libdeflate)  # one-call inflate of a PNG's image data
 cua_s1_pkg_config_dependency(OPENBLAS openblas)   # the CPU backend's GEMMs
+# zstd request bodies (Content-Encoding: zstd): the reference implementation, streamed with its
+# window capped and its output bounded
+cua_s1_pkg_config_dependency(ZSTD libzstd)
 if(CUA_S1_WITH_CUDA)
   cua_s1_package_dependency(CUDAToolkit)  # CUDA::cudart_static, CUDA::cublasLt
 endif()

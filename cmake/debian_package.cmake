@@ -16,6 +16,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS
-  "libboost1.81-dev, libboost-json1.81-dev, libssl-dev, libspng-dev, libturbojpeg0-dev, libdeflate-dev, zlib1g-dev, libopenblas-dev, pkg-config")
+  "libboost1.81-dev, libboost-json1.81-dev, libssl-dev, libspng-dev, libturbojpeg0-dev, libdeflate-dev, zlib1g-dev, libzstd-dev, libopenblas-dev, pkg-config")
 set(CPACK_STRIP_FILES ON)  # the programs without their debug information
 include(CPack)

@@ -6,6 +6,7 @@
 #include <future>
 
 #include "actors/response_assembler.hpp"
+#include "api/body_decoding.hpp"
 #include "common/json_log.hpp"
 
 namespace cua_s1 {
@@ -40,7 +41,7 @@ decision_response at_capacity(const std::string& request_id) {
 // One request between its stages: what it came with, its hold on capacity and, once prepared,
 // the model inputs. Each stage hands it to the next; every path ends in finish(), once.
 struct decision_engine::request_in_flight {
-  std::string body;
+  decision_body body;
   std::string request_id;
   clock::time_point received;
   start_condition when;
@@ -80,7 +81,7 @@ decision_engine::~decision_engine() {
 }
 
 // Admit, on the caller's thread: a request slot before anything else, or 503 at once.
-void decision_engine::start(std::string body, std::string request_id, cancel_flag cancelled,
+void decision_engine::start(decision_body body, std::string request_id, cancel_flag cancelled,
                             std::function<void(decision_response)> complete) {
   const auto received = clock::now();
   auto ticket = admission_.try_admit();
@@ -109,10 +110,10 @@ void decision_engine::decode_and_prepare(const std::shared_ptr<request_in_flight
   run(request);
 }
 
-// The body as a validated request: strict JSON and the contract (400/422). Compressed and
-// multipart bodies are to be decoded here too.
-outcome<decision_request> decision_engine::decode_body(std::string body) const {
-  return preparer_->parse(body);
+// The body as a validated request: its content coding, multipart form, strict JSON and the
+// contract (400/413/415/422).
+outcome<decision_request> decision_engine::decode_body(decision_body body) const {
+  return decode_decision_body(std::move(body));
 }
 
 // Image decoding, preprocessing, prompts, tokens and positions (422), with their metrics.
@@ -167,7 +168,7 @@ void decision_engine::answer(request_in_flight& request, executor_actor::run_res
 outcome<bool> decision_engine::warm_up() {
   std::promise<decision_response> promise;
   auto future = promise.get_future();
-  start(warmup_body, "warmup", nullptr,
+  start(std::string(warmup_body), "warmup", nullptr,
         [&promise](decision_response response) { promise.set_value(std::move(response)); });
   decision_response response = future.get();
   if (response.status != 200) return failure{500, "warmup decision failed: " + response.body};

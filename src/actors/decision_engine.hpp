@@ -18,6 +18,7 @@
 #include "actors/decision_response.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/metrics.hpp"
+#include "api/decision_body.hpp"
 #include "prep/request_preparer.hpp"
 
 namespace cua_s1 {
@@ -60,12 +61,13 @@ class decision_engine {
   }
 
   // The same with a flag the caller sets when its client has gone: work not started by then is
-  // dropped (status 499, before decoding or before the model runs).
+  // dropped (status 499, before decoding or before the model runs). `body` may carry its
+  // Content-Type and Content-Encoding (a multipart or compressed body); a string is JSON.
   template <class CompletionToken>
-  auto async_decide(std::string body, std::string request_id, cancel_flag cancelled,
+  auto async_decide(decision_body body, std::string request_id, cancel_flag cancelled,
                     CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(decision_response)>(
-        [this](auto handler, std::string body, std::string request_id, cancel_flag cancelled) {
+        [this](auto handler, decision_body body, std::string request_id, cancel_flag cancelled) {
           auto executor = boost::asio::get_associated_executor(handler, io_);
           auto work = boost::asio::make_work_guard(executor);
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
@@ -109,10 +111,10 @@ class decision_engine {
   using clock = std::chrono::steady_clock;
 
   // The request path, stage by stage (decision_engine.cpp).
-  void start(std::string body, std::string request_id, cancel_flag cancelled,
+  void start(decision_body body, std::string request_id, cancel_flag cancelled,
              std::function<void(decision_response)> complete);
   void decode_and_prepare(const std::shared_ptr<request_in_flight>& request);
-  outcome<decision_request> decode_body(std::string body) const;
+  outcome<decision_request> decode_body(decision_body body) const;
   outcome<std::shared_ptr<const prepared_request>> prepare(decision_request request);
   void run(const std::shared_ptr<request_in_flight>& request);
   void answer(request_in_flight& request, executor_actor::run_result result);

@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include "api/asset_forms.hpp"
 #include "api/python_json.hpp"
 #include "common/utf8.hpp"
 
@@ -88,9 +89,13 @@ outcome<choice_question> validate_question(const json_member& entry) {
 
 }  // namespace
 
-outcome<decision_request> validate_request(json_value body) {
-  bool shape_ok = body.is_object() && body.members.size() == 3 && body.find("model") &&
-                  body.find("state") && body.find("questions");
+outcome<decision_request> validate_request(json_value body, const multipart_form* form) {
+  // `assets` is the one extra key (contract.md 1.7), and only with a state that refers to it.
+  json_value* assets = body.is_object() ? body.find("assets") : nullptr;
+  const size_t keys = assets ? 4 : 3;
+  bool shape_ok = body.is_object() && body.members.size() == keys && body.find("model") &&
+                  body.find("state") && body.find("questions") &&
+                  (!assets || state_refers_to_assets(*body.find("state")));
   if (!shape_ok) return unprocessable("request must contain model, state and questions only");
   const json_value& model = *body.find("model");
   if (!model.is_string() || model.text != request_model_name)
@@ -108,10 +113,17 @@ outcome<decision_request> validate_request(json_value body) {
   }
 
   json_value& state = *body.find("state");
+  if (assets) {
+    auto image = resolve_asset_image(state, *assets, request.questions, form);
+    if (!image) return image.error();
+    request.image_data_url = std::move(*image);
+    return request;
+  }
   if (!state.is_object() || state.members.size() != 1 || state.members[0].key != "image")
     return unprocessable("state must contain exactly one image data URL");
   json_value& image = state.members[0].value;
   if (!image.is_string()) return unprocessable("state.image must be a PNG/JPEG base64 data URL");
+  if (auto parts = check_no_unclaimed_parts(form); !parts) return parts.error();
   request.image_data_url = std::move(image.text);
   return request;
 }

@@ -98,4 +98,31 @@ outcome<data_url_payload> parse_image_data_url(std::string_view data_url) {
   return payload;
 }
 
+std::string_view image_data_url_prefix(image_mime mime) {
+  return mime == image_mime::png ? png_prefix : jpeg_prefix;
+}
+
+std::string make_image_data_url(image_mime mime, std::string_view bytes) {
+  constexpr std::string_view alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::string_view prefix = image_data_url_prefix(mime);
+  std::string url;
+  url.reserve(prefix.size() + (bytes.size() + 2) / 3 * 4);
+  url += prefix;
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+    for (int shift : {18, 12, 6, 0}) url += alphabet[(v >> shift) & 63];
+  }
+  if (const size_t rest = bytes.size() - i; rest > 0) {
+    const uint32_t v = byte(i) << 16 | (rest == 2 ? byte(i + 1) << 8 : 0);
+    url += alphabet[(v >> 18) & 63];
+    url += alphabet[(v >> 12) & 63];
+    url += rest == 2 ? alphabet[(v >> 6) & 63] : '=';
+    url += '=';
+  }
+  return url;
+}
+
 }  // namespace cua_s1

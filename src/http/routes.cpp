@@ -14,8 +14,10 @@
 #include <string_view>
 #include <utility>
 
+#include "api/body_decoding.hpp"
 #include "api/decision_answer.hpp"
 #include "api/python_json.hpp"
+#include "codec/content_decoding.hpp"
 #include "common/json_log.hpp"
 #include "http/origin_policy.hpp"
 #include "http/request_id.hpp"
@@ -65,20 +67,18 @@ http_response metrics_response(unsigned version, const decision_engine& engine,
   return response;
 }
 
-// Media type of a Content-Type value without parameters, lower-cased.
-std::string media_type(beast::string_view value) {
-  std::string type(value.substr(0, value.find(';')));
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
-  size_t first = type.find_first_not_of(" \t");
-  type = first == std::string::npos ? std::string() : type.substr(first);
-  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return type;
+// The Content-Encoding of `header` when the server reads it (one coding: identity, gzip or zstd),
+// else nullopt: an unknown coding, or several stacked in one value or in several headers.
+std::optional<content_coding> body_coding(const http_request_header& header) {
+  const auto values = header.equal_range(http::field::content_encoding);
+  if (std::distance(values.first, values.second) > 1) return std::nullopt;
+  return parse_content_encoding(header[http::field::content_encoding]);
 }
 
 // One /v1/systemone body, on either route: 503 (Retry-After 1) while the engine is not ready,
 // else the engine's answer. Readiness is checked again here because it may have changed while
 // the body was read, and a WebSocket message has no headers of its own.
-asio::awaitable<decision_response> decide(decision_engine& engine, std::string body,
+asio::awaitable<decision_response> decide(decision_engine& engine, decision_body body,
                                           std::string request_id, cancel_flag client_gone) {
   if (!engine.ready()) {
     decision_response unavailable;
@@ -94,8 +94,12 @@ asio::awaitable<decision_response> decide(decision_engine& engine, std::string b
 asio::awaitable<http_response> decision_http_response(http_request request, decision_engine& engine,
                                                       std::string request_id,
                                                       cancel_flag client_gone) {
-  decision_response decided = co_await decide(engine, std::move(request.body()),
-                                              std::move(request_id), std::move(client_gone));
+  decision_body body;
+  body.bytes = std::move(request.body());
+  body.content_type = std::string(request[http::field::content_type]);
+  body.content_encoding = std::string(request[http::field::content_encoding]);
+  decision_response decided =
+      co_await decide(engine, std::move(body), std::move(request_id), std::move(client_gone));
   http_response response =
       json_response(request.version(), decided.status, std::move(decided.body));
   if (decided.retry_after_seconds > 0)
@@ -165,8 +169,10 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     const auto content_type = header[http::field::content_type];
     if (header.method() != http::verb::post)
       refuse(405, "method not allowed").set(http::field::allow, "POST");
-    else if (!content_type.empty() && media_type(content_type) != "application/json")
-      refuse(415, "Content-Type must be application/json");
+    else if (!parse_body_media_type(content_type))
+      refuse(415, "Content-Type must be application/json or multipart/form-data");
+    else if (!body_coding(header))
+      refuse(415, "Content-Encoding must be gzip, zstd or identity");
     else if (!engine.ready())
       refuse(503, engine.unavailable_detail()).set(http::field::retry_after, "1");
     else
