@@ -122,7 +122,8 @@ std::string websocket_reply_text(const std::string& request_id, uint64_t sequenc
 // Whether `path` is one of our routes (the label of its metrics); any other is "other".
 bool is_route(std::string_view path) {
   for (std::string_view route :
-       {decision_route, websocket_route, models_route, "/health", "/health/ready", "/health/live", "/metrics"})
+       {decision_route, websocket_route, models_route, "/health", "/health/ready", "/health/live",
+        "/metrics"})
     if (path == route) return true;
   return false;
 }
@@ -135,9 +136,14 @@ bool has_one_host(const http_request_header& header) {
   return count == 1 || (count == 0 && header.version() < 11);
 }
 
-// Whether `path` needs an API key when keys are configured.
-bool needs_key(std::string_view path, const route_settings& settings) {
-  return path.starts_with("/v1/") || (path == "/metrics" && settings.metrics_require_key);
+// The key check of a request to `path`: accepted when no key is configured or the route needs
+// none (/v1/* needs one, /metrics with --metrics-require-key).
+key_check check_key(std::string_view path, const http_request_header& header,
+                    const route_settings& settings) {
+  const bool needs_key =
+      path.starts_with("/v1/") || (path == "/metrics" && settings.metrics_require_key);
+  if (settings.api_keys.empty() || !needs_key) return key_check::accepted;
+  return settings.api_keys.check(header[http::field::authorization]);
 }
 
 // The end of every routed answer: its ids and trace echoed, counted and logged.
@@ -178,11 +184,9 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     refuse(400, "a request must carry one Host header");
   } else if (!origin_allowed(header[http::field::origin], authority, settings.allowed_origins)) {
     refuse(403, "origin not allowed");
-  } else if (key_check checked = settings.api_keys.empty() || !needs_key(path, settings)
-                                     ? key_check::accepted
-                                     : settings.api_keys.check(header[http::field::authorization]);
-             checked != key_check::accepted) {
-    const bool missing = checked == key_check::missing;
+  } else if (const key_check key = check_key(path, header, settings);
+             key != key_check::accepted) {
+    const bool missing = key == key_check::missing;
     plan.key_refused = missing ? "missing" : "invalid";
     refuse(401, missing ? "missing API key: send \"Authorization: Bearer <key>\""
                         : "invalid API key")
