@@ -115,10 +115,10 @@ BOOST_AUTO_TEST_CASE(each_configured_key_is_accepted_from_the_flag_and_the_file)
 }
 
 BOOST_AUTO_TEST_CASE(the_bearer_scheme_is_case_insensitive) {
-  for (const std::string& scheme : {"bearer", "BEARER", "BeArEr"}) {
+  for (const char* scheme : {"bearer", "BEARER", "BeArEr"}) {
     BOOST_TEST_CONTEXT(scheme) {
       const auto response =
-          post_decision(keyed_server(), {{"Authorization", scheme + " " + flag_key}});
+          post_decision(keyed_server(), {{"Authorization", std::string(scheme) + " " + flag_key}});
       BOOST_TEST(response.result_int() == 200u, response.body());
     }
   }
