@@ -2,6 +2,7 @@
 // server, graceful shutdown, I/O threads, warmup). Everything else is the cua_s1 library, usable
 // from other Asio hosts without this file.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,20 @@ http_options http_settings(const server_options& options, const serving_model& l
   settings.max_connections = options.max_connections;
   settings.max_body_bytes_in_flight = options.max_body_bytes_in_flight;
   settings.weights_description = loaded.description;
+  settings.api_keys = options.api_keys;
+  settings.metrics_require_key = options.metrics_require_key;
   return settings;
+}
+
+// Without a key, a server bound beyond loopback answers anyone who reaches it: say so.
+void warn_if_open_beyond_loopback(const server_options& options) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(options.host, ec);
+  if (!options.api_keys.empty() || (!ec && address.is_loopback())) return;
+  log_event(log_level::warning, "no_api_key",
+            {{"host", options.host},
+             {"detail", "listening beyond loopback without an API key: anyone who reaches it "
+                        "may use it (see --api-key)"}});
 }
 
 std::vector<std::thread> run_io_threads(boost::asio::io_context& io, unsigned count) {
@@ -78,6 +92,7 @@ int main(int argc, char** argv) {
                                                         ? std::string("bundled tiny model")
                                                         : options->model_dir}});
   raise_open_file_limit(options->max_connections);
+  warn_if_open_beyond_loopback(*options);
 
   auto loaded = load_serving_model(*options);
   if (!loaded) {

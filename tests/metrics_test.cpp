@@ -34,3 +34,17 @@ BOOST_AUTO_TEST_CASE(exposition_has_counters_gauges_and_cumulative_histograms) {
   has("cua_s1_ready 1");
   has("cua_s1_model_info{model=\"m\\\"x\",weights=\"bundled tiny model\",backend=\"cpu\"} 1");
 }
+
+BOOST_AUTO_TEST_CASE(failed_authentications_are_counted_by_reason) {
+  server_metrics metrics;
+  std::string before = metrics.exposition(0, "m", "w", "cpu", true);
+  BOOST_TEST(before.find("cua_s1_auth_failures_total{reason=\"missing\"} 0\n") != std::string::npos);
+  BOOST_TEST(before.find("cua_s1_auth_failures_total{reason=\"invalid\"} 0\n") != std::string::npos);
+  metrics.count_auth_failure("missing");
+  metrics.count_auth_failure("invalid");
+  metrics.count_auth_failure("invalid");
+  std::string after = metrics.exposition(0, "m", "w", "cpu", true);
+  BOOST_TEST(after.find("# TYPE cua_s1_auth_failures_total counter\n") != std::string::npos);
+  BOOST_TEST(after.find("cua_s1_auth_failures_total{reason=\"missing\"} 1\n") != std::string::npos);
+  BOOST_TEST(after.find("cua_s1_auth_failures_total{reason=\"invalid\"} 2\n") != std::string::npos);
+}

@@ -1,6 +1,8 @@
 // Server option parsing: defaults, flags over environment, every malformed value rejected.
 #define BOOST_TEST_MODULE server_options
 #include <boost/test/unit_test.hpp>
+#include <unistd.h>
+
 #include <map>
 
 #include "server/server_options.hpp"
@@ -131,4 +133,71 @@ BOOST_AUTO_TEST_CASE(allowed_origins_are_a_list_of_origins) {
                           "https://a.example,,https://b.example", "https://user@a.example"})
     expect_error({"--allowed-origins", bad}, "--allowed-origins must be a comma-separated list");
   BOOST_TEST(server_usage().find("--allowed-origins") != std::string::npos);
+}
+
+// A file in the temporary directory holding `text`, removed with the object.
+class temporary_file {
+ public:
+  explicit temporary_file(const std::string& text) {
+    char name[] = "/tmp/cua-s1-keys-XXXXXX";
+    const int fd = mkstemp(name);
+    BOOST_TEST_REQUIRE(fd >= 0);
+    BOOST_TEST_REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    close(fd);
+    path_ = name;
+  }
+  ~temporary_file() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+BOOST_AUTO_TEST_CASE(api_keys_come_from_flags_the_variable_and_a_file) {
+  BOOST_TEST(parse({})->api_keys.empty());
+  BOOST_TEST(!parse({})->metrics_require_key);
+  using keys = std::vector<std::string>;
+  BOOST_TEST(parse({"--api-key", "k1", "--api-key=k2"})->api_keys == keys({"k1", "k2"}));
+  BOOST_TEST(parse({}, {{"CUA_S1_API_KEY", "e1,e2"}})->api_keys == keys({"e1", "e2"}));
+  // A command-line key replaces the variable's keys.
+  BOOST_TEST(parse({"--api-key", "k1"}, {{"CUA_S1_API_KEY", "e1,e2"}})->api_keys == keys({"k1"}));
+  temporary_file file("f1\n\n  \r\nf2\r\n");
+  BOOST_TEST(parse({"--api-key-file", file.path()})->api_keys == keys({"f1", "f2"}));
+  BOOST_TEST(parse({"--api-key", "k1"}, {{"CUA_S1_API_KEY_FILE", file.path()}})->api_keys ==
+             keys({"k1", "f1", "f2"}));
+  auto options = parse({"--api-key", "k1", "--metrics-require-key"});
+  BOOST_REQUIRE(options.ok());
+  BOOST_TEST(options->metrics_require_key);
+  BOOST_TEST(parse({"--api-key", "k1"}, {{"CUA_S1_METRICS_REQUIRE_KEY", "on"}})->metrics_require_key);
+  std::string usage = server_usage();
+  for (const char* flag : {"--api-key", "--api-key-file", "--metrics-require-key", "CUA_S1_API_KEY",
+                           "CUA_S1_API_KEY_FILE"})
+    BOOST_TEST(usage.find(flag) != std::string::npos, flag);
+}
+
+// Unusable keys are refused (status 2) without the key in the message.
+BOOST_AUTO_TEST_CASE(unusable_api_keys_are_refused_without_being_shown) {
+  for (const std::string secret : {"has space", "tab\tkey", "caf\xc3\xa9", "bell\x07", ""}) {
+    BOOST_TEST_CONTEXT(secret) {
+      auto result = parse({"--api-key", secret});
+      BOOST_REQUIRE(!result.ok());
+      BOOST_TEST(result.error().status == 2);
+      BOOST_TEST(result.error().detail.find("--api-key must be") != std::string::npos);
+      if (!secret.empty()) BOOST_TEST(result.error().detail.find(secret) == std::string::npos);
+    }
+  }
+  auto from_variable = parse({}, {{"CUA_S1_API_KEY", "good,bad key"}});
+  BOOST_REQUIRE(!from_variable.ok());
+  BOOST_TEST(from_variable.error().detail.find("bad key") == std::string::npos);
+  expect_error({"--api-key", "a,b"}, "--api-key must be");
+  temporary_file bad_line("ok\nsecret value\n");
+  auto from_file = parse({"--api-key-file", bad_line.path()});
+  BOOST_REQUIRE(!from_file.ok());
+  BOOST_TEST(from_file.error().status == 2);
+  BOOST_TEST(from_file.error().detail.find("line 2") != std::string::npos, from_file.error().detail);
+  BOOST_TEST(from_file.error().detail.find("secret") == std::string::npos);
+  temporary_file empty("\n \n");
+  expect_error({"--api-key-file", empty.path()}, "holds no key");
+  expect_error({"--api-key-file", "/nonexistent/keys"}, "cannot read the API key file /nonexistent/keys");
+  expect_error({"--metrics-require-key"}, "--metrics-require-key needs a key");
 }

@@ -53,6 +53,17 @@ class http_connection {
   http_reply send(boost::beast::http::verb verb, const std::string& target, std::string body = {},
                   const std::vector<std::pair<std::string, std::string>>& headers = {}) {
     namespace http = boost::beast::http;
+    auto response = exchange(verb, target, std::move(body), headers);
+    return {static_cast<int>(response.result_int()), response.body(),
+            std::string(response[http::field::content_type]),
+            std::string(response[http::field::retry_after]), std::string(response["X-Request-Id"])};
+  }
+
+  // The same request, answered with every header of the response.
+  boost::beast::http::response<boost::beast::http::string_body> exchange(
+      boost::beast::http::verb verb, const std::string& target, std::string body = {},
+      const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    namespace http = boost::beast::http;
     http::request<http::string_body> request{verb, target, 11};
     request.set(http::field::host, "127.0.0.1");
     if (verb == http::verb::post) request.set(http::field::content_type, "application/json");
@@ -65,10 +76,7 @@ class http_connection {
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
     http::read(socket_, buffer_, parser);
-    auto response = parser.release();
-    return {static_cast<int>(response.result_int()), response.body(),
-            std::string(response[http::field::content_type]),
-            std::string(response[http::field::retry_after]), std::string(response["X-Request-Id"])};
+    return parser.release();
   }
 
   http_reply post(const std::string& target, std::string body) {
@@ -87,12 +95,13 @@ class http_connection {
 // The server process; killed (SIGKILL) on destruction if still running.
 class server_process {
  public:
-  // Starts `server_binary() arguments...` with --port 0 --host 127.0.0.1 appended and waits for
-  // the "listening" log line (which names the port), or for exit.
+  // Starts `server_binary() arguments...` with --port 0 --host `host` appended and waits for
+  // the "listening" log line (which names the port), or for exit. Clients connect to 127.0.0.1.
   explicit server_process(std::vector<std::string> arguments,
-                          std::chrono::seconds timeout = std::chrono::seconds(60)) {
+                          std::chrono::seconds timeout = std::chrono::seconds(60),
+                          const std::string& host = "127.0.0.1") {
     arguments.insert(arguments.begin(), server_binary());
-    arguments.insert(arguments.end(), {"--host", "127.0.0.1", "--port", "0"});
+    arguments.insert(arguments.end(), {"--host", host, "--port", "0"});
     char path[] = "/tmp/cua-s1-server-log-XXXXXX";
     stderr_fd_ = mkstemp(path);
     if (stderr_fd_ < 0) throw std::runtime_error("mkstemp failed");

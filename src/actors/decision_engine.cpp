@@ -2,6 +2,7 @@
 // (the decode pool) -> run (the executor actor) -> answer (the answer thread).
 #include "actors/decision_engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -34,6 +35,14 @@ decision_response at_capacity(const std::string& request_id) {
   decision_response busy = error_response({503, "server at capacity, retry later"});
   busy.retry_after_seconds = 1;
   return busy;
+}
+
+// The stages of a request that ran, in ms; the queue is what the other stages leave of `total`.
+stage_durations durations_of(const prepared_request& prepared, const backend::stage_seconds& ran,
+                             double total) {
+  const double decode = prepared.decode_seconds + prepared.prepare_seconds;
+  const double inference = ran.vision + ran.language;
+  return {std::max(0.0, total - decode - inference) * 1000, decode * 1000, inference * 1000};
 }
 
 }  // namespace
@@ -160,8 +169,9 @@ void decision_engine::answer(request_in_flight& request, executor_actor::run_res
   decision_response response =
       dropped ? not_run(logits.error())
               : assemble_response(options_.identity, *request.prepared, logits);
-  metrics_.observe_stage(stage::total,
-                         std::chrono::duration<double>(clock::now() - request.received).count());
+  const double total = std::chrono::duration<double>(clock::now() - request.received).count();
+  metrics_.observe_stage(stage::total, total);
+  if (!dropped) response.durations = durations_of(*request.prepared, result.seconds, total);
   request.finish(std::move(response));
 }
 

@@ -67,6 +67,11 @@ void server_metrics::count_request(const std::string& route, int status) {
   ++requests_[{route, status}];
 }
 
+void server_metrics::count_auth_failure(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  ++auth_failures_[reason];
+}
+
 void server_metrics::observe_stage(stage which, double seconds) {
   stages_[static_cast<size_t>(which)].observe(seconds);
 }
@@ -82,6 +87,16 @@ std::string server_metrics::exposition(int64_t queue_depth, const std::string& m
     for (const auto& [key, count] : requests_)
       out += "cua_s1_http_requests_total{route=\"" + label_value(key.first) + "\",status=\"" +
              std::to_string(key.second) + "\"} " + std::to_string(count) + "\n";
+  }
+  out += "# HELP cua_s1_auth_failures_total Requests refused 401, by reason (missing, invalid).\n";
+  out += "# TYPE cua_s1_auth_failures_total counter\n";
+  {
+    std::lock_guard lock(mutex_);
+    for (const char* reason : {"missing", "invalid"}) {
+      const auto found = auth_failures_.find(reason);
+      out += std::string("cua_s1_auth_failures_total{reason=\"") + reason + "\"} " +
+             std::to_string(found == auth_failures_.end() ? 0 : found->second) + "\n";
+    }
   }
   out += "# HELP cua_s1_queue_depth Requests admitted and not yet answered.\n";
   out += "# TYPE cua_s1_queue_depth gauge\n";

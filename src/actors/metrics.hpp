@@ -37,6 +37,8 @@ class server_metrics {
   server_metrics();
 
   void count_request(const std::string& route, int status);
+  // A request refused 401: `reason` "missing" (no Bearer key) or "invalid" (a wrong key).
+  void count_auth_failure(const std::string& reason);
   void observe_stage(stage which, double seconds);
   void observe_prompt_tokens(double tokens) { prompt_tokens_.observe(tokens); }
   void observe_image_pixels(double pixels) { image_pixels_.observe(pixels); }
@@ -51,6 +53,7 @@ class server_metrics {
  private:
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
+  std::map<std::string, uint64_t> auth_failures_;  // by reason
   std::array<histogram, 5> stages_;
   histogram prompt_tokens_;
   histogram image_pixels_;

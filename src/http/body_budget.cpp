@@ -5,6 +5,7 @@
 #include <boost/beast/http/status.hpp>
 
 #include "api/decision_answer.hpp"
+#include "http/response_headers.hpp"
 #include "api/decision_request.hpp"
 
 namespace cua_s1 {
@@ -20,7 +21,7 @@ size_t body_bytes_to_hold(const http::request_parser<http::string_body>& parser)
 void refuse_over_body_budget(request_plan& plan, unsigned version) {
   http_response response{http::status::service_unavailable, version};
   response.set(http::field::content_type, "application/json");
-  response.set(http::field::retry_after, "1");
+  set_retry_after(response, 1);
   response.body() = serialize_error({503, "too many request bytes in flight, retry later"});
   response.prepare_payload();
   plan.to = request_plan::destination::refused;

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "api/decision_answer.hpp"
+#include "http/response_headers.hpp"
 #include "common/json_log.hpp"
 
 namespace cua_s1 {
@@ -20,7 +21,7 @@ namespace http = boost::beast::http;
 http_response too_many_connections_response() {
   http_response response{http::status::service_unavailable, 11};
   response.set(http::field::content_type, "application/json");
-  response.set(http::field::retry_after, "1");
+  set_retry_after(response, 1);
   response.body() = serialize_error({503, "too many connections, retry later"});
   response.keep_alive(false);
   response.prepare_payload();

@@ -247,7 +247,10 @@ http_server::http_server(asio::io_context& io, decision_engine& engine, http_opt
     : io_(io),
       engine_(engine),
       options_(std::move(options)),
-      route_settings_{options_.weights_description, options_.allowed_origins} {}
+      route_settings_{options_.weights_description, options_.allowed_origins,
+                      api_key_set(options_.api_keys), options_.metrics_require_key} {
+  options_.api_keys.clear();  // only their digests are kept
+}
 
 outcome<bool> http_server::start() {
   beast::error_code ec;

@@ -27,6 +27,8 @@ struct http_options {
   size_t max_body_bytes_in_flight = 256u << 20;  // bodies held at once; beyond: 503 unread
   std::string weights_description;        // e.g. "bundled tiny model", shown in /health
   std::vector<std::string> allowed_origins;  // web pages besides our own (origin_policy.hpp)
+  std::vector<std::string> api_keys;  // none: no key needed (route_settings)
+  bool metrics_require_key = false;   // /metrics needs a key too
 };
 
 // Serves the routes of src/http/routes (POST /v1/systemone, the WebSocket /v1/systemone/ws,

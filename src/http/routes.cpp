@@ -19,10 +19,21 @@
 #include "api/python_json.hpp"
 #include "codec/content_decoding.hpp"
 #include "common/json_log.hpp"
+#include "http/model_list.hpp"
 #include "http/origin_policy.hpp"
 #include "http/request_id.hpp"
 #include "http/request_record.hpp"
 #include "http/request_target.hpp"
+#include "http/response_headers.hpp"
+#include "http/trace_context.hpp"
+
+// GCC warns that route()'s coroutine frame, allocated by Asio's promise operator new, is freed by
+// its sized operator delete "from a mismatched allocation function": a false positive of
+// coroutine promises that declare both (GCC PR middle-end/109224); the request plan's size
+// decides whether it shows.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 
 namespace cua_s1 {
 namespace {
@@ -91,6 +102,14 @@ asio::awaitable<decision_response> decide(decision_engine& engine, decision_body
                                          std::move(client_gone), asio::use_awaitable);
 }
 
+// The HTTP answer to a decision: its status and body, Retry-After, Server-Timing.
+http_response decision_answer(unsigned version, decision_response decided) {
+  http_response response = json_response(version, decided.status, std::move(decided.body));
+  if (decided.retry_after_seconds > 0) set_retry_after(response, decided.retry_after_seconds);
+  if (decided.durations) set_server_timing(response, *decided.durations);
+  return response;
+}
+
 asio::awaitable<http_response> decision_http_response(http_request request, decision_engine& engine,
                                                       std::string request_id,
                                                       cancel_flag client_gone) {
@@ -100,11 +119,7 @@ asio::awaitable<http_response> decision_http_response(http_request request, deci
   body.content_encoding = std::string(request[http::field::content_encoding]);
   decision_response decided =
       co_await decide(engine, std::move(body), std::move(request_id), std::move(client_gone));
-  http_response response =
-      json_response(request.version(), decided.status, std::move(decided.body));
-  if (decided.retry_after_seconds > 0)
-    response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
-  co_return response;
+  co_return decision_answer(request.version(), std::move(decided));
 }
 
 std::string websocket_reply_text(const std::string& request_id, uint64_t sequence,
@@ -119,7 +134,8 @@ std::string websocket_reply_text(const std::string& request_id, uint64_t sequenc
 // Whether `path` is one of our routes (the label of its metrics); any other is "other".
 bool is_route(std::string_view path) {
   for (std::string_view route :
-       {decision_route, websocket_route, "/health", "/health/ready", "/health/live", "/metrics"})
+       {decision_route, websocket_route, models_route, "/health", "/health/ready", "/health/live",
+        "/metrics"})
     if (path == route) return true;
   return false;
 }
@@ -130,6 +146,26 @@ bool has_one_host(const http_request_header& header) {
   const auto hosts = header.equal_range(http::field::host);
   const auto count = std::distance(hosts.first, hosts.second);
   return count == 1 || (count == 0 && header.version() < 11);
+}
+
+// The key check of a request to `path`: accepted when no key is configured or the route needs
+// none (/v1/* needs one, /metrics with --metrics-require-key).
+key_check check_key(std::string_view path, const http_request_header& header,
+                    const route_settings& settings) {
+  const bool needs_key =
+      path.starts_with("/v1/") || (path == "/metrics" && settings.metrics_require_key);
+  if (settings.api_keys.empty() || !needs_key) return key_check::accepted;
+  return settings.api_keys.check(header[http::field::authorization]);
+}
+
+// The end of every routed answer: its ids and trace echoed, counted and logged.
+void finish_response(const request_plan& plan, http_response& response, server_metrics& metrics,
+                     std::chrono::steady_clock::time_point started) {
+  set_request_id(response, plan.request_id);
+  if (!plan.traceparent.empty()) response.set("traceparent", plan.traceparent);
+  if (plan.key_refused) metrics.count_auth_failure(plan.key_refused);
+  record_request(metrics, plan.route, static_cast<int>(response.result_int()), plan.request_id,
+                 started, std::nullopt, trace_id_of(plan.traceparent));
 }
 
 }  // namespace
@@ -160,6 +196,14 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     refuse(400, "a request must carry one Host header");
   } else if (!origin_allowed(header[http::field::origin], authority, settings.allowed_origins)) {
     refuse(403, "origin not allowed");
+  } else if (const key_check key = check_key(path, header, settings);
+             key != key_check::accepted) {
+    const bool missing = key == key_check::missing;
+    plan.key_refused = missing ? "missing" : "invalid";
+    refuse(401, missing ? "missing API key: send \"Authorization: Bearer <key>\""
+                        : "invalid API key")
+        .set(http::field::www_authenticate,
+             missing ? "Bearer" : "Bearer error=\"invalid_token\"");
   } else if (path == websocket_route) {
     if (beast::websocket::is_upgrade(header))
       plan.to = destination::websocket_upgrade;
@@ -174,7 +218,7 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     else if (!body_coding(header))
       refuse(415, "Content-Encoding must be gzip, zstd or identity");
     else if (!engine.ready())
-      refuse(503, engine.unavailable_detail()).set(http::field::retry_after, "1");
+      set_retry_after(refuse(503, engine.unavailable_detail()), 1);
     else
       plan.to = destination::decision;
   } else if (path == "/health" || path == "/health/ready") {
@@ -183,10 +227,13 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     get_only(destination::liveness);
   } else if (path == "/metrics") {
     get_only(destination::metrics);
+  } else if (path == models_route) {
+    get_only(destination::models);
   } else {
     refuse(404, "unknown route");
   }
   plan.request_id = request_id_for(header["X-Request-Id"]);
+  plan.traceparent = valid_traceparent(header["traceparent"]);
   plan.continue_expected =
       version >= 11 && beast::iequals(header[http::field::expect], "100-continue");
   return plan;
@@ -215,14 +262,15 @@ asio::awaitable<http_response> route(request_plan plan, http_request request,
     case destination::metrics:
       response = metrics_response(version, engine, settings);
       break;
+    case destination::models:
+      response = json_response(version, 200, model_list_body(settings.weights_description));
+      break;
     case destination::websocket_upgrade:  // for the WebSocket session; here, a plain request
       response = detail_response(version, 426, "WebSocket upgrade required");
       response.set(http::field::upgrade, "websocket");
       break;
   }
-  response.set("X-Request-Id", plan.request_id);
-  record_request(engine.metrics(), plan.route, static_cast<int>(response.result_int()),
-                 plan.request_id, started);
+  finish_response(plan, response, engine.metrics(), started);
   co_return response;
 }
 
@@ -240,7 +288,7 @@ http_response unreadable_request_response(const beast::error_code& error,
   http_response response = detail_response(11, status, detail);
   response.keep_alive(false);
   const std::string request_id = request_id_for(header["X-Request-Id"]);
-  response.set("X-Request-Id", request_id);
+  set_request_id(response, request_id);
   metrics.count_request("unparsed", status);
   log_event(log_level::info, "request_rejected",
             {{"request_id", request_id}, {"status", status}, {"error", error.message()}});
@@ -248,7 +296,8 @@ http_response unreadable_request_response(const beast::error_code& error,
 }
 
 asio::awaitable<std::string> answer_websocket_message(std::string body, std::string request_id,
-                                                      uint64_t sequence, decision_engine& engine,
+                                                      uint64_t sequence, std::string trace_id,
+                                                      decision_engine& engine,
                                                       cancel_flag client_gone,
                                                       error_log_budget& failures) {
   const auto started = std::chrono::steady_clock::now();
@@ -256,7 +305,7 @@ asio::awaitable<std::string> answer_websocket_message(std::string body, std::str
       co_await decide(engine, std::move(body), request_id, std::move(client_gone));
   if (decided.status < 400 || failures.admit(decided.status))
     record_request(engine.metrics(), websocket_route, decided.status, request_id, started,
-                   sequence);
+                   sequence, trace_id);
   else
     engine.metrics().count_request(websocket_route, decided.status);
   co_return websocket_reply_text(request_id, sequence, decided);

@@ -1,5 +1,6 @@
 // The HTTP API apart from its transport, in two stages. The header stage decides from the
-// request line and headers alone (Host, Origin, route, method, content type, readiness); the
+// request line and headers alone (Host, Origin, API key, route, method, content type,
+// readiness); the
 // body stage answers (health, metrics, decisions), counts the request in the metrics and logs it.
 // The HTTP and WebSocket sessions share them and keep only reading, deadlines and writing.
 #pragma once
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "actors/decision_engine.hpp"
+#include "http/api_keys.hpp"
 #include "http/error_log_budget.hpp"
 
 namespace cua_s1 {
@@ -24,6 +26,7 @@ using http_response = boost::beast::http::response<boost::beast::http::string_bo
 
 inline constexpr const char* decision_route = "/v1/systemone";
 inline constexpr const char* websocket_route = "/v1/systemone/ws";
+inline constexpr const char* models_route = "/v1/models";
 
 // What the server answers besides the engine's own state.
 struct route_settings {
@@ -31,17 +34,25 @@ struct route_settings {
   // Web pages allowed besides the server's own origin (parse_allowed_origins, origin_policy.hpp);
   // a request with any other Origin is refused (403).
   std::vector<std::string> allowed_origins;
+  // With any key, /v1/* (the WebSocket included) needs "Authorization: Bearer <key>", else 401;
+  // /metrics too when metrics_require_key; /health* never.
+  api_key_set api_keys;
+  bool metrics_require_key = false;
 };
 
 // What the headers of one request decide (the header stage's result).
 struct request_plan {
   // refused: `refusal` is the answer; websocket_upgrade: the WebSocket session takes over.
-  enum class destination { decision, websocket_upgrade, health, liveness, metrics, refused };
+  enum class destination { decision, websocket_upgrade, health, liveness, metrics, models, refused };
   destination to = destination::refused;
   std::string route;                     // the label of its metrics and its "request" log line
   std::string request_id;                // the client's X-Request-Id when usable, else a new one
-  // Why the headers alone refuse it: 400 403 404 405 415 426 503.
+  // Why the headers alone refuse it: 400 401 403 404 405 415 426 503.
   std::optional<http_response> refusal;
+  // Refused 401: why ("missing" or "invalid" key), for the metrics.
+  const char* key_refused = nullptr;
+  // The client's W3C traceparent when valid (trace_context.hpp), else empty: echoed and logged.
+  std::string traceparent;
   // The client waits for "100 Continue" before sending its body (Expect: 100-continue, HTTP/1.1):
   // the session sends it, or answers the refusal at once and closes, the body unread.
   bool continue_expected = false;
@@ -73,11 +84,12 @@ http_response unreadable_request_response(const boost::beast::error_code& error,
 
 // The reply to WebSocket message `sequence` (a /v1/systemone body):
 // {"request_id":..., "sequence":N, "status":S, "body":<the HTTP body, verbatim>}, counted and
-// logged like an HTTP request on the WebSocket route; the line of a failure only while the
-// connection's `failures` budget admits it.
+// logged like an HTTP request on the WebSocket route (with the upgrade's trace id, if any); the
+// line of a failure only while the connection's `failures` budget admits it.
 boost::asio::awaitable<std::string> answer_websocket_message(std::string body,
                                                              std::string request_id,
                                                              uint64_t sequence,
+                                                             std::string trace_id,
                                                              decision_engine& engine,
                                                              cancel_flag client_gone,
                                                              error_log_budget& failures);

@@ -9,6 +9,7 @@
 #include <boost/beast/websocket/error.hpp>
 
 #include "api/decision_answer.hpp"
+#include "http/response_headers.hpp"
 
 namespace cua_s1 {
 namespace {
@@ -51,7 +52,7 @@ std::optional<http_response> websocket_handshake_refusal(const http_request& upg
   http_response response{static_cast<http::status>(status), upgrade.version()};
   if (status == 426) response.set(http::field::sec_websocket_version, "13");
   response.set(http::field::content_type, "application/json");
-  response.set("X-Request-Id", request_id);
+  set_request_id(response, request_id);
   response.body() = serialize_error({status, make_error_code(*failed).message()});
   response.keep_alive(false);
   response.prepare_payload();

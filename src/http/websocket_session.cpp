@@ -27,6 +27,7 @@
 #include "http/request_id.hpp"
 #include "http/request_record.hpp"
 #include "http/routes.hpp"
+#include "http/trace_context.hpp"
 #include "http/websocket_handshake.hpp"
 
 namespace cua_s1 {
@@ -53,15 +54,18 @@ struct pending_reply {
 };
 
 struct connection_state {
-  connection_state(beast::tcp_stream stream, std::string id, clock::duration timeout)
+  connection_state(beast::tcp_stream stream, std::string id, std::string trace,
+                   clock::duration timeout)
       : ws(std::move(stream)),
         connection_id(std::move(id)),
+        trace_id(std::move(trace)),
         write_timeout(timeout),
         room_freed(ws.get_executor()),
         write_watchdog(ws.get_executor()),
         failures(connection_id, websocket_route) {}
   websocket::stream<beast::tcp_stream> ws;
   const std::string connection_id;  // the upgrade's X-Request-Id, or a new one
+  const std::string trace_id;  // of the upgrade's traceparent, logged with each message; or empty
   const clock::duration write_timeout;
   asio::steady_timer room_freed;      // the reader waits on it while the connection is full
   asio::steady_timer write_watchdog;  // runs out when the write under way makes no progress
@@ -198,7 +202,8 @@ asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decisi
                                      std::string body, uint64_t sequence, std::string request_id,
                                      std::unique_ptr<active_request> counted) {
   std::string reply = co_await answer_websocket_message(std::move(body), std::move(request_id),
-                                                        sequence, engine, c->client_gone,
+                                                        sequence, std::string(c->trace_id),
+                                                        engine, c->client_gone,
                                                         c->failures);
   --c->deciding;
   if (c->closed) {  // nobody will write it
@@ -263,12 +268,18 @@ asio::awaitable<void> run_websocket_session(
   const std::string connection_id = upgrade_id.empty() ? request_id_for({}) : upgrade_id;
   if (co_await refused_handshake(stream, upgrade, connection_id, engine, write_timeout)) co_return;
   stream.expires_never();  // the WebSocket stream keeps its own timeouts
-  auto c = std::make_shared<connection_state>(std::move(stream), connection_id, write_timeout);
+  const std::string traceparent = valid_traceparent(upgrade["traceparent"]);
+  auto c = std::make_shared<connection_state>(std::move(stream), connection_id,
+                                              std::string(trace_id_of(traceparent)), write_timeout);
   auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
   timeouts.handshake_timeout = write_timeout;  // our 101 answer; our close frame and its answer
   c->ws.set_option(timeouts);
   c->ws.set_option(websocket::stream_base::decorator(
-      [connection_id](websocket::response_type& r) { r.set("X-Request-Id", connection_id); }));
+      [connection_id, traceparent](websocket::response_type& r) {
+        r.set("X-Request-Id", connection_id);
+        r.set("x-typesafe-request-id", connection_id);
+        if (!traceparent.empty()) r.set("traceparent", traceparent);
+      }));
   c->ws.read_message_max(max_body_bytes);
   c->ws.write_buffer_bytes(write_piece_bytes);
   beast::error_code ec;

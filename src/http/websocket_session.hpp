@@ -54,8 +54,10 @@ class websocket_registry {
 // client does not read its replies) gives the connection up: close 1008, or the TCP connection
 // dropped when that close frame cannot be written either. `active` counts messages from their
 // arrival until their reply is written or dropped (drain). Each message's request id is the
-// upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one; the log lines
-// of failed messages are rate-limited per connection (error_log_budget).
+// upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one; the upgrade
+// answer echoes it (also as x-typesafe-request-id) and a valid traceparent, whose trace id each
+// message's log line carries; the log lines of failed messages are rate-limited per connection
+// (error_log_budget). The API key, if any, was checked on the upgrade's headers (routes).
 boost::asio::awaitable<void> run_websocket_session(
     boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
     decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,

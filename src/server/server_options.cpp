@@ -7,6 +7,7 @@
 
 #include "api/decision_request.hpp"
 #include "http/origin_policy.hpp"
+#include "server/api_key_sources.hpp"
 #include "server/fault_injection.hpp"
 
 namespace cua_s1 {
@@ -31,7 +32,8 @@ bool parse_number(const std::string& text, T& out, T minimum, T maximum) {
 std::string server_usage() {
   return "usage: cua-s1-server [options]\n"
          "\n"
-         "Serves POST /v1/systemone (screenshot decisions) and GET /health.\n"
+         "Serves POST /v1/systemone (screenshot decisions), the WebSocket /v1/systemone/ws,\n"
+         "GET /v1/models, GET /health and GET /metrics.\n"
          "Without --model it serves the bundled tiny model (random weights, for trying the API),\n"
          "found at BINDIR/../share/cua-s1/tiny when installed, else in the source tree built.\n"
          "\n"
@@ -83,6 +85,17 @@ std::string server_usage() {
          "                          before exiting (30)                 [CUA_S1_DRAIN_TIMEOUT]\n"
          "  --log-level LEVEL       debug, info, warning or error (info)     [CUA_S1_LOG_LEVEL]\n"
          "  -h, --help              show this help\n"
+         "API keys:\n"
+         "  --api-key KEY           require \"Authorization: Bearer KEY\" on /v1/* and the\n"
+         "                          WebSocket (else 401); repeat for several keys; keys are\n"
+         "                          printable ASCII. The variable is comma-separated and is\n"
+         "                          replaced by any --api-key (none: no key needed)\n"
+         "                                                           [CUA_S1_API_KEY]\n"
+         "  --api-key-file FILE     more keys, one a line (blank lines ignored)\n"
+         "                                                      [CUA_S1_API_KEY_FILE]\n"
+         "  --metrics-require-key   /metrics needs a key too (/health* never does)\n"
+         "                                               [CUA_S1_METRICS_REQUIRE_KEY=on]\n"
+         "                          Without a key, a non-loopback --host logs a warning.\n"
          "\n"
          "SIGTERM/SIGINT: unready, stop accepting, finish admitted requests, exit 0; a second\n"
          "signal, or work left at --drain-timeout, exits 1 at once.\n"
@@ -100,7 +113,12 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
     const char* variable;
     std::function<bool(const std::string&)> store;
     const char* expects;
+    bool secret = false;  // its value is never repeated in a message
   };
+  // A command-line --api-key (--api-key-file) replaces the keys (the file) of the variable.
+  bool on_command_line = false, keys_from_command_line = false;
+  std::vector<std::string> listed_keys;
+  std::string key_file;
   const std::vector<option_spec> specs = {
       {"--model", "CUA_S1_MODEL", [&](const std::string& v) { return !(options.model_dir = v).empty(); }, "a directory"},
       {"--adapter", "CUA_S1_ADAPTER", [&](const std::string& v) { return !(options.adapter_dir = v).empty(); }, "a directory"},
@@ -127,17 +145,32 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--read-timeout", "CUA_S1_READ_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.read_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--request-timeout", "CUA_S1_REQUEST_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.request_timeout_seconds, 1, 3600); }, "seconds 1-3600"},
       {"--drain-timeout", "CUA_S1_DRAIN_TIMEOUT", [&](const std::string& v) { return parse_number<unsigned>(v, options.drain_timeout_seconds, 0, 3600); }, "seconds 0-3600"},
+      {"--api-key", "CUA_S1_API_KEY", [&](const std::string& v) {
+         if (on_command_line && !keys_from_command_line) listed_keys.clear();
+         keys_from_command_line = on_command_line;
+         auto keys = split_api_keys(v);
+         if (keys) listed_keys.insert(listed_keys.end(), keys->begin(), keys->end());
+         return keys.ok() && (!on_command_line || keys->size() == 1);
+       }, "printable ASCII without whitespace, control characters or commas (key not shown)", true},
+      {"--api-key-file", "CUA_S1_API_KEY_FILE", [&](const std::string& v) { return !(key_file = v).empty(); }, "a file"},
+      {"--metrics-require-key", "CUA_S1_METRICS_REQUIRE_KEY", [&](const std::string& v) { options.metrics_require_key = v == "on"; return v == "on" || v == "off"; }, "on or off"},
       {"--log-level", "CUA_S1_LOG_LEVEL", [&](const std::string& v) { options.log_level = v; return v == "debug" || v == "info" || v == "warning" || v == "error"; }, "debug, info, warning or error"},
   };
   for (const auto& spec : specs) {
     const char* value = getenv(spec.variable);
     if (value && *value && !spec.store(value))
-      return usage_error(std::string(spec.variable) + " must be " + spec.expects + ", not '" + value + "'");
+      return usage_error(std::string(spec.variable) + " must be " + spec.expects +
+                         (spec.secret ? std::string() : std::string(", not '") + value + "'"));
   }
+  on_command_line = true;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const std::string& arg = arguments[i];
     if (arg == "-h" || arg == "--help") {
       options.help = true;
+      continue;
+    }
+    if (arg == "--metrics-require-key") {  // a bare flag; --metrics-require-key=on|off too
+      options.metrics_require_key = true;
       continue;
     }
     std::string flag = arg, value;
@@ -153,8 +186,18 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       if (i + 1 >= arguments.size()) return usage_error(flag + " needs " + spec->expects);
       value = arguments[++i];
     }
-    if (!spec->store(value)) return usage_error(flag + " must be " + spec->expects + ", not '" + value + "'");
+    if (!spec->store(value))
+      return usage_error(flag + " must be " + spec->expects +
+                         (spec->secret ? std::string() : ", not '" + value + "'"));
   }
+  options.api_keys = std::move(listed_keys);
+  if (!key_file.empty()) {
+    auto keys = read_api_key_file(key_file);
+    if (!keys) return keys.error();
+    options.api_keys.insert(options.api_keys.end(), keys->begin(), keys->end());
+  }
+  if (options.metrics_require_key && options.api_keys.empty())
+    return usage_error("--metrics-require-key needs a key (--api-key or --api-key-file)");
   if (const char* fault = getenv(fault_injection_variable)) {  // a test hook, not in --help
     auto runs = parse_fault_injection(fault);
     if (!runs) return failure{2, runs.error().detail};

@@ -35,6 +35,11 @@ struct server_options {
   unsigned drain_timeout_seconds = 30;  // --drain-timeout: graceful shutdown limit
   unsigned request_timeout_seconds = 30;  // --request-timeout: work not started by then -> 503
   std::string log_level = "info";      // --log-level debug|info|warning|error
+  // The keys /v1/* and the WebSocket require as "Authorization: Bearer <key>"; none: open.
+  // --api-key KEY (repeatable) or CUA_S1_API_KEY (comma-separated), and the keys of
+  // --api-key-file FILE / CUA_S1_API_KEY_FILE (one a line).
+  std::vector<std::string> api_keys;
+  bool metrics_require_key = false;  // --metrics-require-key: /metrics needs a key too
   // CUA_S1_FAULT_INJECTION, for tests of the fatal-error path only (server/fault_injection.hpp):
   // a valid spec, applied to the backend by load_serving_model; empty: none.
   std::string fault_injection;
