@@ -3,9 +3,6 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -16,6 +13,7 @@
 #include <mutex>
 
 #include "actors/decision_engine.hpp"
+#include "http/connection_stream.hpp"
 #include "http/routes.hpp"
 
 namespace cua_s1 {
@@ -56,10 +54,14 @@ class websocket_registry {
 // arrival until their reply is written or dropped (drain). Each message's request id is the
 // upgrade's X-Request-Id (when usable) with "/<sequence>" appended, else a new one; the log lines
 // of failed messages are rate-limited per connection (error_log_budget).
+// Over plain TCP or TLS (wss://) alike.
 boost::asio::awaitable<void> run_websocket_session(
-    boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
-    decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
-    std::shared_ptr<websocket_registry> registry,
+    plain_stream stream, http_request upgrade, decision_engine& engine,
+    std::shared_ptr<std::atomic<size_t>> active, std::shared_ptr<websocket_registry> registry,
+    std::chrono::steady_clock::duration write_timeout);
+boost::asio::awaitable<void> run_websocket_session(
+    tls_stream stream, http_request upgrade, decision_engine& engine,
+    std::shared_ptr<std::atomic<size_t>> active, std::shared_ptr<websocket_registry> registry,
     std::chrono::steady_clock::duration write_timeout);
 
 }  // namespace cua_s1
