@@ -165,6 +165,32 @@ class tls_connection {
   }
   http_reply get(const std::string& target) { return send(http::verb::get, target); }
 
+  // Writes `bytes` (requests, pipelined) in one TLS write, then reads one answer for each of
+  // `answers`.
+  std::vector<int> pipeline(const std::string& bytes, int answers) {
+    asio::write(stream_, asio::buffer(bytes));
+    std::vector<int> statuses;
+    for (int i = 0; i < answers; ++i) {
+      http::response<http::string_body> response;
+      http::read(stream_, buffer_, response);
+      statuses.push_back(static_cast<int>(response.result_int()));
+    }
+    return statuses;
+  }
+
+  // Writes a decision request and closes the TCP connection (no close_notify, as most clients
+  // do) without reading.
+  void post_and_hang_up(const std::string& body, const std::string& request_id) {
+    http::request<http::string_body> request{http::verb::post, "/v1/systemone", 11};
+    request.set(http::field::host, "localhost");
+    request.set(http::field::content_type, "application/json");
+    request.set("X-Request-Id", request_id);
+    request.body() = body;
+    request.prepare_payload();
+    http::write(stream_, request);
+    stream_.next_layer().close();
+  }
+
   std::string alpn() {
     const unsigned char* selected = nullptr;
     unsigned int length = 0;
@@ -229,6 +255,26 @@ std::string read_until_closed(tcp::socket& socket) {
   }
 }
 
+std::string request_text(const std::string& target, const std::string& body) {
+  return "POST " + target + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// The status of the "request" log line of `request_id`, 0 when there is none (yet).
+int logged_status(server_process& server, const std::string& request_id) {
+  int status = 0;
+  server.wait_for_log(
+      [&](const boost::json::object& line) {
+        if (!line.contains("event") || line.at("event") != "request" ||
+            !line.contains("request_id") || line.at("request_id") != request_id.c_str())
+          return false;
+        status = static_cast<int>(line.at("status").to_number<int64_t>());
+        return true;
+      },
+      std::chrono::seconds(600));
+  return status;
+}
+
 bool logged(server_process& server, const std::string& event) {
   return server.wait_for_log(
       [&](const boost::json::object& line) {
@@ -262,6 +308,36 @@ BOOST_AUTO_TEST_CASE(one_tls_connection_carries_several_requests_with_alpn_http_
   BOOST_TEST(decision.status == 200, decision.body);
   BOOST_TEST(connection.post("/v1/systemone", "{").status == 400);
   BOOST_TEST(connection.get("/health/ready").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(pipelined_requests_in_one_tls_record_are_all_answered) {
+  tls_connection connection(tls_server().port());
+  const std::string small = request_body("std-small");
+  const std::string both =
+      request_text("/v1/systemone", small) + request_text("/v1/systemone", "{");
+  const std::vector<int> statuses = connection.pipeline(both, 2);
+  BOOST_TEST(statuses == std::vector<int>({200, 400}), boost::test_tools::per_element());
+  BOOST_TEST(connection.get("/health").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_client_that_hangs_up_cancels_its_waiting_work) {
+  // One decode thread: the large requests keep it busy while the hung-up one waits its turn.
+  server_process server(
+      tls_arguments({"--threads", "1", "--decode-threads", "1", "--request-timeout", "600"}));
+  BOOST_TEST_REQUIRE(wait_ready_over_tls(server), server.log());
+  const unsigned short port = server.port();
+  const std::string slow = request_body("bnd-maximum");
+  std::vector<std::future<http_reply>> busy;
+  for (int i = 0; i < 2; ++i)
+    busy.push_back(std::async(std::launch::async, [port, slow] {
+      return tls_connection(port).post("/v1/systemone", slow);
+    }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let them be admitted first
+  tls_connection(port).post_and_hang_up(request_body("std-small"), "tls-hung-up");
+  for (auto& reply : busy) BOOST_TEST(reply.get().status == 200);
+  // Dropped unrun, answered 499 to nobody.
+  BOOST_TEST(logged_status(server, "tls-hung-up") == 499, server.log());
+  BOOST_TEST(tls_connection(port).post("/v1/systemone", request_body("std-small")).status == 200);
 }
 
 BOOST_AUTO_TEST_CASE(tls_1_2_is_served_and_tls_1_1_refused) {
@@ -390,4 +466,35 @@ BOOST_AUTO_TEST_CASE(start_up_refuses_a_missing_unreadable_or_mismatched_key) {
     BOOST_TEST(server.log().find("not a usable PEM certificate chain") != std::string::npos,
                server.log());
   }
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_tls_clients_are_all_served) {
+  server_process& server = tls_server();
+  const unsigned short port = server.port();
+  const std::string small = request_body("std-small");
+  std::vector<std::future<int>> clients;
+  for (int c = 0; c < 8; ++c)
+    clients.push_back(std::async(std::launch::async, [port, small, c] {
+      int answered = 0;
+      for (int i = 0; i < 4; ++i) {
+        if ((c + i) % 3 == 0) {  // a client that gives up in its handshake
+          asio::io_context io;
+          tcp::socket socket(io);
+          socket.connect({asio::ip::make_address("127.0.0.1"), port});
+          asio::write(socket, asio::buffer(std::string("\x16\x03\x01\x02\x00\x01", 6)));
+          continue;
+        }
+        tls_connection connection(port);
+        answered += connection.post("/v1/systemone", small).status == 200;
+        answered += connection.get("/health").status == 200;
+      }
+      return answered;
+    }));
+  int answered = 0, expected = 0;
+  for (int c = 0; c < 8; ++c) {
+    answered += clients[c].get();
+    for (int i = 0; i < 4; ++i) expected += (c + i) % 3 == 0 ? 0 : 2;
+  }
+  BOOST_TEST(answered == expected);
+  BOOST_TEST(tls_connection(port).get("/health").status == 200);
 }
