@@ -132,3 +132,19 @@ BOOST_AUTO_TEST_CASE(allowed_origins_are_a_list_of_origins) {
     expect_error({"--allowed-origins", bad}, "--allowed-origins must be a comma-separated list");
   BOOST_TEST(server_usage().find("--allowed-origins") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(tls_takes_a_certificate_and_its_key_together) {
+  auto plain = parse({});
+  BOOST_REQUIRE(plain.ok());
+  BOOST_TEST(plain->tls_certificate_file.empty());
+  BOOST_TEST(plain->tls_key_file.empty());
+  auto tls = parse({"--tls-cert", "/c.pem"}, {{"CUA_S1_TLS_KEY", "/k.pem"}});
+  BOOST_REQUIRE(tls.ok());
+  BOOST_TEST(tls->tls_certificate_file == "/c.pem");
+  BOOST_TEST(tls->tls_key_file == "/k.pem");
+  expect_error({"--tls-cert", "/c.pem"}, "--tls-cert needs --tls-key");
+  expect_error({}, "--tls-key needs --tls-cert", {{"CUA_S1_TLS_KEY", "/k.pem"}});
+  expect_error({"--tls-key="}, "--tls-key must be a file");
+  BOOST_TEST(server_usage().find("--tls-cert FILE") != std::string::npos);
+  BOOST_TEST(server_usage().find("--tls-key FILE") != std::string::npos);
+}
