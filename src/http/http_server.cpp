@@ -193,8 +193,8 @@ asio::awaitable<void> run_session(Stream stream, [[maybe_unused]] shared_capacit
   co_await lingering_close(stream);
 }
 
-// Answers 503 on a connection beyond --max-connections (its lowest layer's expiry set), then
-// closes it.
+// Answers 503 on a connection beyond --max-connections, then closes it; the caller has set the
+// time this may take.
 template <class Stream>
 asio::awaitable<void> write_refusal(Stream& stream) {
   http_response response = too_many_connections_response();
