@@ -5,7 +5,7 @@
 # The includer defines cua_s1_package_dependency(<find_package arguments>) and
 # cua_s1_pkg_config_dependency(<PREFIX> <pkg-config module>), which makes PkgConfig::<PREFIX>.
 cua_s1_package_dependency(Boost 1.81 COMPONENTS json)
-cua_s1_package_dependency(OpenSSL COMPONENTS Crypto)
+cua_s1_package_dependency(OpenSSL COMPONENTS Crypto SSL)  # digests; TLS (--tls-cert)
 cua_s1_package_dependency(Threads)
 cua_s1_package_dependency(ZLIB)  # PNG text and ICC chunks, inflated as Pillow's zlib does
 cua_s1_pkg_config_dependency(SPNG spng)

@@ -12,6 +12,7 @@
 #include "actors/decision_engine.hpp"
 #include "common/json_log.hpp"
 #include "http/http_server.hpp"
+#include "http/tls_context.hpp"
 #include "server/graceful_shutdown.hpp"
 #include "server/open_file_limit.hpp"
 #include "server/serving_model.hpp"
@@ -39,8 +40,10 @@ engine_options engine_settings(const server_options& options, const serving_mode
   return settings;
 }
 
-http_options http_settings(const server_options& options, const serving_model& loaded) {
+http_options http_settings(const server_options& options, const serving_model& loaded,
+                           std::shared_ptr<boost::asio::ssl::context> tls) {
   http_options settings;
+  settings.tls = std::move(tls);
   settings.host = options.host;
   settings.port = options.port;
   settings.allowed_origins = options.allowed_origins;
@@ -88,6 +91,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   set_log_level(level_from(options->log_level));
+  std::shared_ptr<boost::asio::ssl::context> tls;  // checked before the model loads
+  if (!options->tls_certificate_file.empty()) {
+    auto context = make_server_tls_context(options->tls_certificate_file, options->tls_key_file);
+    if (!context) {
+      std::fprintf(stderr, "cua-s1-server: %s\n", context.error().detail.c_str());
+      return 2;
+    }
+    tls = std::move(*context);
+  }
   log_event(log_level::info, "starting", {{"model", options->model_dir.empty()
                                                         ? std::string("bundled tiny model")
                                                         : options->model_dir}});
@@ -110,14 +122,15 @@ int main(int argc, char** argv) {
                          engine_settings(*options, *loaded, shutdown));
 
   // Listen first so that probes see 503 {"status":"starting"} during the warmup decision.
-  http_server server(io, engine, http_settings(*options, *loaded));
+  http_server server(io, engine, http_settings(*options, *loaded, std::move(tls)));
   if (auto started = server.start(); !started) {
     log_event(log_level::error, "listen_failed", {{"detail", started.error().detail}});
     std::fprintf(stderr, "cua-s1-server: %s\n", started.error().detail.c_str());
     return 1;
   }
   log_event(log_level::info, "listening",
-            {{"host", options->host}, {"port", static_cast<int64_t>(server.bound_port())}});
+            {{"host", options->host}, {"port", static_cast<int64_t>(server.bound_port())},
+             {"tls", !options->tls_certificate_file.empty()}});
   shutdown.watch(engine, server);
 
   std::vector<std::thread> io_threads = run_io_threads(io, 2);

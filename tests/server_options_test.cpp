@@ -201,3 +201,19 @@ BOOST_AUTO_TEST_CASE(unusable_api_keys_are_refused_without_being_shown) {
   expect_error({"--api-key-file", "/nonexistent/keys"}, "cannot read the API key file /nonexistent/keys");
   expect_error({"--metrics-require-key"}, "--metrics-require-key needs a key");
 }
+
+BOOST_AUTO_TEST_CASE(tls_takes_a_certificate_and_its_key_together) {
+  auto plain = parse({});
+  BOOST_REQUIRE(plain.ok());
+  BOOST_TEST(plain->tls_certificate_file.empty());
+  BOOST_TEST(plain->tls_key_file.empty());
+  auto tls = parse({"--tls-cert", "/c.pem"}, {{"CUA_S1_TLS_KEY", "/k.pem"}});
+  BOOST_REQUIRE(tls.ok());
+  BOOST_TEST(tls->tls_certificate_file == "/c.pem");
+  BOOST_TEST(tls->tls_key_file == "/k.pem");
+  expect_error({"--tls-cert", "/c.pem"}, "--tls-cert needs --tls-key");
+  expect_error({}, "--tls-key needs --tls-cert", {{"CUA_S1_TLS_KEY", "/k.pem"}});
+  expect_error({"--tls-key="}, "--tls-key must be a file");
+  BOOST_TEST(server_usage().find("--tls-cert FILE") != std::string::npos);
+  BOOST_TEST(server_usage().find("--tls-key FILE") != std::string::npos);
+}

@@ -107,6 +107,9 @@ std::string server_metrics::exposition(int64_t queue_depth, const std::string& m
   out += "# HELP cua_s1_inflight_questions Questions running on the model.\n";
   out += "# TYPE cua_s1_inflight_questions gauge\n";
   out += "cua_s1_inflight_questions " + std::to_string(inflight_questions.load()) + "\n";
+  out += "# HELP cua_s1_tls_handshake_failures_total TLS connections whose handshake failed.\n";
+  out += "# TYPE cua_s1_tls_handshake_failures_total counter\n";
+  out += "cua_s1_tls_handshake_failures_total " + std::to_string(tls_handshake_failures.load()) + "\n";
   out += "# HELP cua_s1_stage_duration_seconds Latency of each request stage.\n";
   out += "# TYPE cua_s1_stage_duration_seconds histogram\n";
   for (size_t i = 0; i < stages_.size(); ++i)

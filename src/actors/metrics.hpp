@@ -45,6 +45,7 @@ class server_metrics {
 
   std::atomic<int64_t> inflight_requests{0};
   std::atomic<int64_t> inflight_questions{0};
+  std::atomic<uint64_t> tls_handshake_failures{0};  // connections closed before serving HTTP
 
   // The whole exposition; `queue_depth` and the info labels come from the caller.
   std::string exposition(int64_t queue_depth, const std::string& model, const std::string& weights,

@@ -5,6 +5,11 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <string_view>
 
@@ -56,8 +61,10 @@ void on_end_of_input(tcp::socket& socket, const watch_state& s, bool may_send_in
 
 }  // namespace
 
-disconnect_watch::disconnect_watch(tcp::socket& socket, bool may_send_interim)
-    : state_(std::make_shared<state>()) {
+disconnect_watch::disconnect_watch(plain_stream& stream, boost::beast::flat_buffer&,
+                                   bool may_send_interim)
+    : state_(std::make_shared<state>()), stream_(stream) {
+  tcp::socket& socket = stream.socket();
   socket.async_wait(tcp::socket::wait_read, [&socket, s = state_, may_send_interim](
                                                 const boost::system::error_code& ec) {
     if (ec || !s->watching) return;  // stopped: the answer is ready
@@ -74,10 +81,60 @@ const cancel_flag& disconnect_watch::flag() const { return state_->cancelled; }
 
 bool disconnect_watch::stream_broken() const { return state_->stream_broken; }
 
-void disconnect_watch::stop(tcp::socket& socket) {
+boost::asio::awaitable<void> disconnect_watch::stop() {
   state_->watching = false;
   boost::system::error_code ignored;
-  socket.cancel(ignored);
+  stream_.socket().cancel(ignored);
+  co_return;
+}
+
+struct tls_disconnect_watch::state {
+  explicit state(const tls_stream::executor_type& executor) : read_over(executor) {}
+  cancel_flag cancelled = std::make_shared<std::atomic<bool>>(false);
+  bool stopping = false;
+  bool reading = true;
+  boost::asio::steady_timer read_over;  // cancelled when the read is over
+};
+
+namespace {
+
+// Beast reads at most 64 KiB a call; a TLS record holds at most 16 KiB.
+constexpr size_t watch_read_bytes = 64 * 1024;
+
+boost::asio::awaitable<void> watch_tls_input(tls_stream& stream, boost::beast::flat_buffer& buffer,
+                                             std::shared_ptr<tls_disconnect_watch::state> s) {
+  if (!s->stopping) {  // stop() may have come before this coroutine started
+    boost::system::error_code ec;
+    const size_t got = co_await stream.async_read_some(
+        buffer.prepare(watch_read_bytes),
+        boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    buffer.commit(got);
+    if (ec && !s->stopping) s->cancelled->store(true);  // its end of input, or a reset
+  }
+  s->reading = false;
+  s->read_over.cancel();
+}
+
+}  // namespace
+
+tls_disconnect_watch::tls_disconnect_watch(tls_stream& stream, boost::beast::flat_buffer& buffer,
+                                           bool)
+    : state_(std::make_shared<state>(stream.get_executor())), stream_(stream) {
+  boost::asio::co_spawn(stream.get_executor(), watch_tls_input(stream, buffer, state_),
+                        boost::asio::detached);
+}
+
+const cancel_flag& tls_disconnect_watch::flag() const { return state_->cancelled; }
+
+boost::asio::awaitable<void> tls_disconnect_watch::stop() {
+  state_->stopping = true;
+  boost::system::error_code ec;
+  boost::beast::get_lowest_layer(stream_).socket().cancel(ec);
+  while (state_->reading) {
+    state_->read_over.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await state_->read_over.async_wait(
+        boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+  }
 }
 
 }  // namespace cua_s1

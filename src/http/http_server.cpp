@@ -1,18 +1,20 @@
-// The transport of HTTP/1.1 as Asio coroutines: the listener, and per connection the reads
-// (header, then body, under one deadline), the disconnect watch, the writes and the lingering
-// close. What to answer is src/http/routes.
+// The transport of HTTP/1.1 as Asio coroutines: the listener, the TLS handshake, and per
+// connection the reads (header, then body, under one deadline), the disconnect watch, the writes
+// and the lingering close. One session serves plain TCP and TLS streams alike (a template over
+// the stream; src/http/connection_stream holds the steps that differ). What to answer is
+// src/http/routes.
 #include "http/http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <array>
 #include <atomic>
 #include <optional>
 
@@ -21,6 +23,7 @@
 #include "http/active_request.hpp"
 #include "http/body_budget.hpp"
 #include "http/connection_limits.hpp"
+#include "http/connection_stream.hpp"
 #include "http/disconnect_watch.hpp"
 #include "http/message_framing.hpp"
 #include "http/routes.hpp"
@@ -34,21 +37,10 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-// Ends our side, then reads and discards what the client still sends (bounded in time), so a
-// client that is still writing a refused body (413, 400) reads our answer instead of a reset.
-asio::awaitable<void> lingering_close(beast::tcp_stream& stream) {
-  beast::error_code ec;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-  if (ec) co_return;
-  stream.expires_after(std::chrono::seconds(2));
-  std::array<char, 64 * 1024> discard;
-  while (!ec)
-    co_await stream.async_read_some(asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
-}
-
 // Writes `response`; only its header when it answers a HEAD request (RFC 9110 section 9.3.2:
 // the header of the GET's answer, Content-Length included, and no body).
-asio::awaitable<void> write_response(beast::tcp_stream& stream, http_response& response,
+template <class Stream>
+asio::awaitable<void> write_response(Stream& stream, http_response& response,
                                      bool header_only, beast::error_code& ec) {
   http::response_serializer<http::string_body> serializer(response);
   if (header_only)
@@ -59,17 +51,18 @@ asio::awaitable<void> write_response(beast::tcp_stream& stream, http_response& r
 }
 
 // The interim answer to Expect: 100-continue: the headers passed, the client may send its body.
-asio::awaitable<void> write_continue(beast::tcp_stream& stream, beast::error_code& ec) {
+template <class Stream>
+asio::awaitable<void> write_continue(Stream& stream, beast::error_code& ec) {
   http::response<http::empty_body> interim{http::status::continue_, 11};
   co_await http::async_write(stream, interim, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 // The time allowed to read one request. Unlike tcp_stream's own timeout, which closes the
 // socket, it only cancels the read, so that a 408 can still be written. Runs on the session's
-// strand.
+// strand; `stream` is the TCP layer (under TLS too).
 class read_deadline {
  public:
-  read_deadline(beast::tcp_stream& stream, std::chrono::steady_clock::duration limit)
+  read_deadline(plain_stream& stream, std::chrono::steady_clock::duration limit)
       : timer_(stream.get_executor()), state_(std::make_shared<state>()) {
     timer_.expires_after(limit);
     timer_.async_wait([&stream, state = state_](const boost::system::error_code& ec) {
@@ -99,14 +92,16 @@ class read_deadline {
   std::shared_ptr<state> state_;
 };
 
-// Serves one connection; `held` counts it among the open connections until it is closed.
-asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_capacity::hold held,
+// Serves one connection over `stream` (plain_stream or tls_stream, its handshake done); `held`
+// counts it among the open connections until it is closed.
+template <class Stream>
+asio::awaitable<void> run_session(Stream stream, [[maybe_unused]] shared_capacity::hold held,
                                   decision_engine& engine, const http_options& options,
                                   const route_settings& settings,
                                   std::shared_ptr<std::atomic<size_t>> active,
                                   std::shared_ptr<websocket_registry> websockets,
                                   shared_capacity bodies) {
-  beast::tcp_stream stream(std::move(socket));
+  plain_stream& tcp_layer = beast::get_lowest_layer(stream);
   // Beast reads into the free space of this buffer, at least 512 bytes and at most 64 KiB a
   // call; its capacity is only what the headers needed, so without room a 145 KB body took
   // ~280 reads of 512 bytes (each a recvmsg and a coroutine step).
@@ -117,8 +112,8 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_ca
     http::request_parser<http::string_body> parser;
     parser.body_limit(max_body_bytes);
     parser.header_limit(64 * 1024);
-    stream.expires_never();
-    read_deadline deadline(stream, options.read_timeout);
+    tcp_layer.expires_never();
+    read_deadline deadline(tcp_layer, options.read_timeout);
     // The header stage plans the request as soon as its headers are in. Every plan, a refusal
     // included, is answered once the body has been read too, so that the connection stays
     // usable and a body over the limit is answered 413 whatever its route; but a client that
@@ -128,9 +123,7 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_ca
     // is read and answered.
     std::optional<active_request> counted;
     bool body_unread = false;  // refused before its body was read: the connection then closes
-    if (buffer.size() == 0)
-      co_await stream.socket().async_wait(tcp::socket::wait_read,
-                                          asio::redirect_error(asio::use_awaitable, ec));
+    if (buffer.size() == 0) co_await wait_for_request(stream, buffer, ec);
     if (!ec) {
       counted.emplace(*active);
       co_await http::async_read_header(stream, buffer, parser,
@@ -160,17 +153,15 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_ca
       if (!parser.got_some() && buffer.size() == 0) break;  // an idle keep-alive connection
       ec = beast::error::timeout;
     }
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset)
-      break;
+    if (connection_ended(ec)) break;
     if (ec) {
       auto response = unreadable_request_response(ec, parser.get().base(), engine.metrics());
       const bool to_head = parser.is_header_done() && parser.get().method() == http::verb::head;
-      stream.expires_after(std::chrono::seconds(5));
+      tcp_layer.expires_after(std::chrono::seconds(5));
       co_await write_response(stream, response, to_head, ec);
       break;
     }
-    stream.expires_never();
+    tcp_layer.expires_never();
     if (plan->to == request_plan::destination::websocket_upgrade) {
       counted.reset();  // the WebSocket session counts its messages itself
       body_held.reset();
@@ -182,19 +173,19 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_ca
     const bool to_head = request.method() == http::verb::head;
     const bool keep_alive = request.keep_alive() && !engine.draining() && !body_unread;
     // A decision waits on the engine: a client that closes meanwhile cancels its work.
-    std::optional<disconnect_watch> watch;
+    std::optional<typename disconnect_watch_of<Stream>::type> watch;
     cancel_flag client_gone;
     if (plan->awaits_decision())
-      client_gone = watch.emplace(stream.socket(), request.version() >= 11).flag();
+      client_gone = watch.emplace(stream, buffer, request.version() >= 11).flag();
     http_response response =
         co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
     body_held.reset();
     if (watch) {
-      watch->stop(stream.socket());
+      co_await watch->stop();
       if (watch->stream_broken()) break;
     }
     response.keep_alive(keep_alive);
-    stream.expires_after(options.read_timeout);
+    tcp_layer.expires_after(options.read_timeout);
     co_await write_response(stream, response, to_head, ec);
     counted.reset();
     if (ec || !keep_alive || engine.draining()) break;
@@ -202,14 +193,61 @@ asio::awaitable<void> run_session(tcp::socket socket, [[maybe_unused]] shared_ca
   co_await lingering_close(stream);
 }
 
-// A connection beyond --max-connections: answered 503 at once, then closed.
-asio::awaitable<void> refuse_connection(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+// Answers 503 on a connection beyond --max-connections, then closes it; the caller has set the
+// time this may take.
+template <class Stream>
+asio::awaitable<void> write_refusal(Stream& stream) {
   http_response response = too_many_connections_response();
   beast::error_code ec;
-  stream.expires_after(std::chrono::seconds(5));
   co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) co_await lingering_close(stream);
+}
+
+// A connection beyond --max-connections: answered 503 at once (over TLS once its handshake is
+// done), then closed.
+asio::awaitable<void> refuse_connection(tcp::socket socket,
+                                        std::shared_ptr<asio::ssl::context> tls) {
+  constexpr auto refusal_time = std::chrono::seconds(5);
+  if (!tls) {
+    plain_stream stream(std::move(socket));
+    stream.expires_after(refusal_time);
+    co_await write_refusal(stream);
+    co_return;
+  }
+  tls_stream stream(std::move(socket), *tls);
+  beast::get_lowest_layer(stream).expires_after(refusal_time);
+  beast::error_code ec;
+  co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) co_await write_refusal(stream);
+}
+
+// Serves one TLS connection once its handshake, bounded by the read timeout, is done. A failed
+// handshake (a plain HTTP client, an old TLS version, a client that stalls) closes the
+// connection; it is counted and logged rate-limited ("tls_handshake_failed").
+asio::awaitable<void> run_tls_session(tcp::socket socket, shared_capacity::hold held,
+                                      std::shared_ptr<asio::ssl::context> tls,
+                                      std::shared_ptr<log_throttle> handshake_failures,
+                                      decision_engine& engine, const http_options& options,
+                                      const route_settings& settings,
+                                      std::shared_ptr<std::atomic<size_t>> active,
+                                      std::shared_ptr<websocket_registry> websockets,
+                                      shared_capacity bodies) {
+  tls_stream stream(std::move(socket), *tls);
+  beast::get_lowest_layer(stream).expires_after(options.read_timeout);
+  beast::error_code ec;
+  co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    engine.metrics().tls_handshake_failures.fetch_add(1);
+    if (auto count = handshake_failures->occurred())
+      log_event(log_level::warning, "tls_handshake_failed",
+                {{"error", ec == beast::error::timeout ? std::string("timed out") : ec.message()},
+                 {"failures", static_cast<int64_t>(*count)}});
+    co_return;
+  }
+  co_await run_session(std::move(stream), std::move(held), engine, options, settings, active,
+                       websockets, bodies);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decision_engine& engine,
@@ -218,6 +256,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
                                   std::shared_ptr<websocket_registry> websockets,
                                   connection_counter connections, shared_capacity bodies) {
   log_throttle accept_errors, refusals;
+  auto handshake_failures = std::make_shared<log_throttle>();
   while (acceptor->is_open()) {
     beast::error_code ec;
     tcp::socket socket = co_await acceptor->async_accept(
@@ -231,13 +270,20 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
     auto held = connections.try_take(1);
     if (!held) {
       log_connection_refused(connections, refusals);
-      asio::co_spawn(executor, refuse_connection(std::move(socket)), asio::detached);
+      asio::co_spawn(executor, refuse_connection(std::move(socket), options.tls), asio::detached);
       continue;
     }
-    asio::co_spawn(executor,
-                   run_session(std::move(socket), std::move(*held), engine, options, settings,
-                               active, websockets, bodies),
-                   asio::detached);
+    if (options.tls)
+      asio::co_spawn(executor,
+                     run_tls_session(std::move(socket), std::move(*held), options.tls,
+                                     handshake_failures, engine, options, settings, active,
+                                     websockets, bodies),
+                     asio::detached);
+    else
+      asio::co_spawn(executor,
+                     run_session(plain_stream(std::move(socket)), std::move(*held), engine,
+                                 options, settings, active, websockets, bodies),
+                     asio::detached);
   }
 }
 

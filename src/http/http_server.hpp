@@ -16,6 +16,10 @@
 #include "http/routes.hpp"
 #include "http/websocket_session.hpp"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace cua_s1 {
 
 struct http_options {
@@ -29,12 +33,15 @@ struct http_options {
   std::vector<std::string> allowed_origins;  // web pages besides our own (origin_policy.hpp)
   std::vector<std::string> api_keys;  // none: no key needed (route_settings)
   bool metrics_require_key = false;   // /metrics needs a key too
+  // Set: every connection speaks TLS (http/tls_context.hpp), its handshake within read_timeout.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 // Serves the routes of src/http/routes (POST /v1/systemone, the WebSocket /v1/systemone/ws,
-// GET /health, /health/live, /health/ready and /metrics). Until the engine is ready (warmup
-// done) health answers 503 {"status":"starting"} and decisions 503 with Retry-After. Runs on the
-// io_context it is given; each connection is a coroutine on its own strand.
+// GET /health, /health/live, /health/ready and /metrics), over TLS when options.tls is set.
+// Until the engine is ready (warmup done) health answers 503 {"status":"starting"} and decisions
+// 503 with Retry-After. Runs on the io_context it is given; each connection is a coroutine on
+// its own strand.
 class http_server {
  public:
   http_server(boost::asio::io_context& io, decision_engine& engine, http_options options);

@@ -2,7 +2,7 @@
 // room (websocket_max_inflight messages unanswered, websocket_max_unwritten_bytes of replies), one
 // coroutine per message awaiting its reply (src/http/routes), and one writer sending the replies
 // in the order they complete, under a watchdog that gives up a client that does not read.
-// Everything runs on the connection's strand.
+// Everything runs on the connection's strand. The same code serves plain and TLS streams.
 #include "http/websocket_session.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -15,6 +15,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -53,9 +54,9 @@ struct pending_reply {
   std::unique_ptr<active_request> counted;
 };
 
+template <class Stream>
 struct connection_state {
-  connection_state(beast::tcp_stream stream, std::string id, std::string trace,
-                   clock::duration timeout)
+  connection_state(Stream stream, std::string id, std::string trace, clock::duration timeout)
       : ws(std::move(stream)),
         connection_id(std::move(id)),
         trace_id(std::move(trace)),
@@ -63,7 +64,7 @@ struct connection_state {
         room_freed(ws.get_executor()),
         write_watchdog(ws.get_executor()),
         failures(connection_id, websocket_route) {}
-  websocket::stream<beast::tcp_stream> ws;
+  websocket::stream<Stream> ws;
   const std::string connection_id;  // the upgrade's X-Request-Id, or a new one
   const std::string trace_id;  // of the upgrade's traceparent, logged with each message; or empty
   const clock::duration write_timeout;
@@ -85,13 +86,15 @@ struct connection_state {
 };
 
 // Whether the reader may admit another message.
-bool has_room(const connection_state& c) {
+template <class Stream>
+bool has_room(const connection_state<Stream>& c) {
   return c.deciding + c.unwritten_replies < websocket_max_inflight &&
          c.unwritten_bytes < websocket_max_unwritten_bytes;
 }
 
 // A reply of `bytes` has been written, or never will be: the reader may go on.
-void reply_done(connection_state& c, size_t bytes) {
+template <class Stream>
+void reply_done(connection_state<Stream>& c, size_t bytes) {
   --c.unwritten_replies;
   c.unwritten_bytes -= bytes;
   c.room_freed.cancel();
@@ -99,7 +102,8 @@ void reply_done(connection_state& c, size_t bytes) {
 
 // No more writes: the replies not written yet are dropped and the connection leaves the
 // registry (the drain need not wait for it). The reader, if waiting, stops.
-void stop_writing(const std::shared_ptr<connection_state>& c) {
+template <class Stream>
+void stop_writing(const std::shared_ptr<connection_state<Stream>>& c) {
   c->closed = true;
   for (; !c->replies.empty(); c->replies.pop_front())
     reply_done(*c, c->replies.front().text.size());
@@ -109,13 +113,15 @@ void stop_writing(const std::shared_ptr<connection_state>& c) {
   c->room_freed.cancel();
 }
 
-void on_write_stalled(const std::shared_ptr<connection_state>& c);
+template <class Stream>
+void on_write_stalled(const std::shared_ptr<connection_state<Stream>>& c);
 
 // Gives the write about to start `limit` to complete, else on_write_stalled.
-void watch_write(const std::shared_ptr<connection_state>& c, clock::duration limit) {
+template <class Stream>
+void watch_write(const std::shared_ptr<connection_state<Stream>>& c, clock::duration limit) {
   c->write_watchdog.expires_after(limit);
   c->write_watchdog.async_wait(
-      [weak = std::weak_ptr<connection_state>(c)](const beast::error_code& ec) {
+      [weak = std::weak_ptr<connection_state<Stream>>(c)](const beast::error_code& ec) {
         auto c = weak.lock();
         // Also ignores an expiry that raced with the write's completion: re-armed or stopped
         // (expiry at max) since.
@@ -124,7 +130,8 @@ void watch_write(const std::shared_ptr<connection_state>& c, clock::duration lim
       });
 }
 
-void stop_watching_write(connection_state& c) {
+template <class Stream>
+void stop_watching_write(connection_state<Stream>& c) {
   c.write_watchdog.expires_at(clock::time_point::max());
 }
 
@@ -132,7 +139,8 @@ void stop_watching_write(connection_state& c) {
 // replies. The connection is given up: its replies are dropped, its work not started is
 // cancelled, and a close with 1008 is queued behind the stalled write. If that write still
 // makes no progress within close_frame_grace, the TCP connection is dropped.
-void on_write_stalled(const std::shared_ptr<connection_state>& c) {
+template <class Stream>
+void on_write_stalled(const std::shared_ptr<connection_state<Stream>>& c) {
   if (c->gave_up) {
     beast::get_lowest_layer(c->ws).close();  // every pending operation fails
     return;
@@ -153,7 +161,8 @@ void on_write_stalled(const std::shared_ptr<connection_state>& c) {
 
 // Writes `text` as one text message, a frame at a time, each under the watchdog. Stops early
 // once the connection is given up (its close frame goes next).
-asio::awaitable<beast::error_code> write_message(std::shared_ptr<connection_state> c,
+template <class Stream>
+asio::awaitable<beast::error_code> write_message(std::shared_ptr<connection_state<Stream>> c,
                                                  const std::string& text) {
   beast::error_code ec;
   c->ws.text(true);
@@ -172,7 +181,8 @@ asio::awaitable<beast::error_code> write_message(std::shared_ptr<connection_stat
 
 // The connection's only writer: replies in completion order, then the close frame when one is
 // due. Runs on the connection's strand; start it through wake_writer.
-asio::awaitable<void> write_replies(std::shared_ptr<connection_state> c) {
+template <class Stream>
+asio::awaitable<void> write_replies(std::shared_ptr<connection_state<Stream>> c) {
   beast::error_code ec;
   while (!c->closed) {
     if (c->closing && (c->close_now || (c->replies.empty() && c->deciding == 0))) {
@@ -192,14 +202,17 @@ asio::awaitable<void> write_replies(std::shared_ptr<connection_state> c) {
   c->writing = false;
 }
 
-void wake_writer(const std::shared_ptr<connection_state>& c) {
+template <class Stream>
+void wake_writer(const std::shared_ptr<connection_state<Stream>>& c) {
   if (c->writing) return;
   c->writing = true;
   asio::co_spawn(c->ws.get_executor(), write_replies(c), asio::detached);
 }
 
-asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decision_engine& engine,
-                                     std::string body, uint64_t sequence, std::string request_id,
+template <class Stream>
+asio::awaitable<void> decide_message(std::shared_ptr<connection_state<Stream>> c,
+                                     decision_engine& engine, std::string body,
+                                     uint64_t sequence, std::string request_id,
                                      std::unique_ptr<active_request> counted) {
   std::string reply = co_await answer_websocket_message(std::move(body), std::move(request_id),
                                                         sequence, std::string(c->trace_id),
@@ -218,7 +231,8 @@ asio::awaitable<void> decide_message(std::shared_ptr<connection_state> c, decisi
 
 // Answers a handshake Beast would refuse as our JSON error (counted and logged like any request
 // on the route); false when the handshake can proceed.
-asio::awaitable<bool> refused_handshake(beast::tcp_stream& stream, const http_request& upgrade,
+template <class Stream>
+asio::awaitable<bool> refused_handshake(Stream& stream, const http_request& upgrade,
                                         const std::string& connection_id, decision_engine& engine,
                                         clock::duration write_timeout) {
   const auto started = clock::now();
@@ -226,7 +240,7 @@ asio::awaitable<bool> refused_handshake(beast::tcp_stream& stream, const http_re
   if (!refusal) co_return false;
   record_request(engine.metrics(), websocket_route, static_cast<int>(refusal->result_int()),
                  connection_id, started);
-  stream.expires_after(write_timeout);
+  beast::get_lowest_layer(stream).expires_after(write_timeout);
   beast::error_code ec;
   co_await beast::http::async_write(stream, *refusal,
                                     asio::redirect_error(asio::use_awaitable, ec));
@@ -259,18 +273,22 @@ size_t websocket_registry::open() const {
   return open_.size();
 }
 
-asio::awaitable<void> run_websocket_session(
-    beast::tcp_stream stream, beast::http::request<beast::http::string_body> upgrade,
-    decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
-    std::shared_ptr<websocket_registry> registry, clock::duration write_timeout) {
+namespace {
+
+// run_websocket_session over either stream.
+template <class Stream>
+asio::awaitable<void> serve_websocket(Stream stream, http_request upgrade, decision_engine& engine,
+                                      std::shared_ptr<std::atomic<size_t>> active,
+                                      std::shared_ptr<websocket_registry> registry,
+                                      clock::duration write_timeout) {
   const std::string given_id(upgrade["X-Request-Id"]);
   const std::string upgrade_id = given_id.empty() ? std::string() : request_id_for(given_id);
   const std::string connection_id = upgrade_id.empty() ? request_id_for({}) : upgrade_id;
   if (co_await refused_handshake(stream, upgrade, connection_id, engine, write_timeout)) co_return;
-  stream.expires_never();  // the WebSocket stream keeps its own timeouts
+  beast::get_lowest_layer(stream).expires_never();  // the WebSocket stream keeps its own timeouts
   const std::string traceparent = valid_traceparent(upgrade["traceparent"]);
-  auto c = std::make_shared<connection_state>(std::move(stream), connection_id,
-                                              std::string(trace_id_of(traceparent)), write_timeout);
+  auto c = std::make_shared<connection_state<Stream>>(
+      std::move(stream), connection_id, std::string(trace_id_of(traceparent)), write_timeout);
   auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
   timeouts.handshake_timeout = write_timeout;  // our 101 answer; our close frame and its answer
   c->ws.set_option(timeouts);
@@ -287,7 +305,7 @@ asio::awaitable<void> run_websocket_session(
   if (ec) co_return;
 
   // A drain asks the writer to close with 1001 once every reply is out.
-  std::weak_ptr<connection_state> weak = c;
+  std::weak_ptr<connection_state<Stream>> weak = c;
   const uint64_t registered = registry->add([weak, executor = c->ws.get_executor()] {
     asio::post(executor, [weak] {
       auto c = weak.lock();
@@ -332,6 +350,26 @@ asio::awaitable<void> run_websocket_session(
   if (!c->writing) c->closed = true;  // else the writer finishes (a close it is sending)
   registry->remove(registered);
   c->failures.flush();
+}
+
+}  // namespace
+
+asio::awaitable<void> run_websocket_session(plain_stream stream, http_request upgrade,
+                                            decision_engine& engine,
+                                            std::shared_ptr<std::atomic<size_t>> active,
+                                            std::shared_ptr<websocket_registry> registry,
+                                            clock::duration write_timeout) {
+  return serve_websocket(std::move(stream), std::move(upgrade), engine, std::move(active),
+                         std::move(registry), write_timeout);
+}
+
+asio::awaitable<void> run_websocket_session(tls_stream stream, http_request upgrade,
+                                            decision_engine& engine,
+                                            std::shared_ptr<std::atomic<size_t>> active,
+                                            std::shared_ptr<websocket_registry> registry,
+                                            clock::duration write_timeout) {
+  return serve_websocket(std::move(stream), std::move(upgrade), engine, std::move(active),
+                         std::move(registry), write_timeout);
 }
 
 }  // namespace cua_s1

@@ -3,9 +3,6 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -16,6 +13,7 @@
 #include <mutex>
 
 #include "actors/decision_engine.hpp"
+#include "http/connection_stream.hpp"
 #include "http/routes.hpp"
 
 namespace cua_s1 {
@@ -58,10 +56,14 @@ class websocket_registry {
 // answer echoes it (also as x-typesafe-request-id) and a valid traceparent, whose trace id each
 // message's log line carries; the log lines of failed messages are rate-limited per connection
 // (error_log_budget). The API key, if any, was checked on the upgrade's headers (routes).
+// Over plain TCP or TLS (wss://) alike.
 boost::asio::awaitable<void> run_websocket_session(
-    boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> upgrade,
-    decision_engine& engine, std::shared_ptr<std::atomic<size_t>> active,
-    std::shared_ptr<websocket_registry> registry,
+    plain_stream stream, http_request upgrade, decision_engine& engine,
+    std::shared_ptr<std::atomic<size_t>> active, std::shared_ptr<websocket_registry> registry,
+    std::chrono::steady_clock::duration write_timeout);
+boost::asio::awaitable<void> run_websocket_session(
+    tls_stream stream, http_request upgrade, decision_engine& engine,
+    std::shared_ptr<std::atomic<size_t>> active, std::shared_ptr<websocket_registry> registry,
     std::chrono::steady_clock::duration write_timeout);
 
 }  // namespace cua_s1

@@ -65,6 +65,11 @@ std::string server_usage() {
          "                          pages may call the server besides its own; a request\n"
          "                          with any other Origin gets 403 (none)\n"
          "                                                        [CUA_S1_ALLOWED_ORIGINS]\n"
+         "  --tls-cert FILE         serve HTTPS and wss:// only, with this PEM certificate\n"
+         "                          chain (the server's certificate first, then its\n"
+         "                          intermediates); needs --tls-key        [CUA_S1_TLS_CERT]\n"
+         "  --tls-key FILE          the certificate's PEM private key, unencrypted\n"
+         "                          (TLS 1.2 and 1.3 only)                  [CUA_S1_TLS_KEY]\n"
          "  --decode-threads N      image decode/preprocess threads (2)  [CUA_S1_DECODE_THREADS]\n"
          "  --max-queued-requests N requests admitted at once; more get 503 (64)\n"
          "                                                     [CUA_S1_MAX_QUEUED_REQUESTS]\n"
@@ -97,11 +102,14 @@ std::string server_usage() {
          "                                               [CUA_S1_METRICS_REQUIRE_KEY=on]\n"
          "                          Without a key, a non-loopback --host logs a warning.\n"
          "\n"
+         "A reverse proxy (nginx, Caddy) in front of a plain-HTTP server is the alternative to\n"
+         "TLS here.\n"
+         "\n"
          "SIGTERM/SIGINT: unready, stop accepting, finish admitted requests, exit 0; a second\n"
          "signal, or work left at --drain-timeout, exits 1 at once.\n"
          "Logs are JSON lines on stderr. Exit codes: 0 after a clean shutdown, 1 when the model\n"
          "cannot be loaded, the address cannot be bound, the GPU failed or the drain was cut\n"
-         "short, 2 for bad options.\n";
+         "short, 2 for bad options (an unreadable or mismatched TLS certificate and key too).\n";
 }
 
 outcome<server_options> parse_server_options(const std::vector<std::string>& arguments,
@@ -130,6 +138,8 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
          if (origins) options.allowed_origins = std::move(*origins);
          return origins.has_value();
        }, "a comma-separated list of origins scheme://host[:port]"},
+      {"--tls-cert", "CUA_S1_TLS_CERT", [&](const std::string& v) { return !(options.tls_certificate_file = v).empty(); }, "a file"},
+      {"--tls-key", "CUA_S1_TLS_KEY", [&](const std::string& v) { return !(options.tls_key_file = v).empty(); }, "a file"},
       {"--threads", "CUA_S1_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.threads, 0, 1024); }, "a count 0-1024"},
       {"--backend", "CUA_S1_BACKEND", [&](const std::string& v) { options.backend = v; return v == "auto" || v == "cpu" || v == "cuda"; }, "auto, cpu or cuda"},
       {"--device", "CUA_S1_DEVICE", [&](const std::string& v) { return parse_number<int>(v, options.device, 0, 1023); }, "a device index 0-1023"},
@@ -198,6 +208,9 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
   }
   if (options.metrics_require_key && options.api_keys.empty())
     return usage_error("--metrics-require-key needs a key (--api-key or --api-key-file)");
+  if (options.tls_certificate_file.empty() != options.tls_key_file.empty())
+    return usage_error(options.tls_key_file.empty() ? "--tls-cert needs --tls-key"
+                                                    : "--tls-key needs --tls-cert");
   if (const char* fault = getenv(fault_injection_variable)) {  // a test hook, not in --help
     auto runs = parse_fault_injection(fault);
     if (!runs) return failure{2, runs.error().detail};

@@ -19,6 +19,10 @@ struct server_options {
   // --allowed-origins / CUA_S1_ALLOWED_ORIGINS: web pages (scheme://host[:port]) allowed besides
   // the server's own origin, normalised (http/origin_policy.hpp)
   std::vector<std::string> allowed_origins;
+  // --tls-cert / CUA_S1_TLS_CERT and --tls-key / CUA_S1_TLS_KEY: PEM certificate chain and
+  // private key; both set: HTTPS and wss:// only; both empty: plain HTTP
+  std::string tls_certificate_file;
+  std::string tls_key_file;
   unsigned threads = 0;            // --threads / CUA_S1_THREADS: backend threads, 0 = all cores
   std::string backend = "auto";    // --backend / CUA_S1_BACKEND: auto, cpu or cuda
   int device = 0;                  // --device / CUA_S1_DEVICE: CUDA device index
