@@ -37,6 +37,10 @@ void append_quoted(std::string& out, std::string_view text) {
 void set_log_level(log_level level) { minimum_level = static_cast<int>(level); }
 
 void log_event(log_level level, std::string_view event, std::initializer_list<log_field> fields) {
+  log_event(level, event, std::span<const log_field>(fields.begin(), fields.size()));
+}
+
+void log_event(log_level level, std::string_view event, std::span<const log_field> fields) {
   if (static_cast<int>(level) < minimum_level.load(std::memory_order_relaxed)) return;
   auto now = std::chrono::system_clock::now();
   auto seconds = std::chrono::system_clock::to_time_t(now);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -30,6 +31,8 @@ enum class log_level { debug, info, warning, error };
 // Writes {"ts":"2026-12-02T18:56:36.123Z","level":"info","event":EVENT,...fields} and a newline
 // to stderr in one write, so lines from different threads never interleave.
 void log_event(log_level level, std::string_view event, std::initializer_list<log_field> fields = {});
+// The same with fields gathered at run time (some present only sometimes).
+void log_event(log_level level, std::string_view event, std::span<const log_field> fields);
 
 // Messages below this level are dropped (default: info).
 void set_log_level(log_level level);

@@ -91,16 +91,11 @@ asio::awaitable<decision_response> decide(decision_engine& engine, std::string b
                                          std::move(client_gone), asio::use_awaitable);
 }
 
-asio::awaitable<http_response> decision_http_response(http_request request, decision_engine& engine,
-                                                      std::string request_id,
-                                                      cancel_flag client_gone) {
-  decision_response decided = co_await decide(engine, std::move(request.body()),
-                                              std::move(request_id), std::move(client_gone));
-  http_response response =
-      json_response(request.version(), decided.status, std::move(decided.body));
+http_response decision_http_response(unsigned version, decision_response decided) {
+  http_response response = json_response(version, decided.status, std::move(decided.body));
   if (decided.retry_after_seconds > 0)
     response.set(http::field::retry_after, std::to_string(decided.retry_after_seconds));
-  co_return response;
+  return response;
 }
 
 std::string websocket_reply_text(const std::string& request_id, uint64_t sequence,
@@ -192,14 +187,18 @@ asio::awaitable<http_response> route(request_plan plan, http_request request,
   const auto started = std::chrono::steady_clock::now();
   const unsigned version = request.version();
   http_response response;
+  uint64_t pass = 0;  // the model pass that ran a decision
   switch (plan.to) {
     case destination::refused:
       response = std::move(*plan.refusal);
       break;
-    case destination::decision:
-      response = co_await decision_http_response(std::move(request), engine, plan.request_id,
-                                                 std::move(client_gone));
+    case destination::decision: {
+      decision_response decided = co_await decide(engine, std::move(request.body()),
+                                                  plan.request_id, std::move(client_gone));
+      pass = decided.pass;
+      response = decision_http_response(version, std::move(decided));
       break;
+    }
     case destination::health:
       response = json_response(version, engine.ready() ? 200 : 503, health_body(engine, settings));
       break;
@@ -216,7 +215,7 @@ asio::awaitable<http_response> route(request_plan plan, http_request request,
   }
   response.set("X-Request-Id", plan.request_id);
   record_request(engine.metrics(), plan.route, static_cast<int>(response.result_int()),
-                 plan.request_id, started);
+                 plan.request_id, started, std::nullopt, pass);
   co_return response;
 }
 
@@ -250,7 +249,7 @@ asio::awaitable<std::string> answer_websocket_message(std::string body, std::str
       co_await decide(engine, std::move(body), request_id, std::move(client_gone));
   if (decided.status < 400 || failures.admit(decided.status))
     record_request(engine.metrics(), websocket_route, decided.status, request_id, started,
-                   sequence);
+                   sequence, decided.pass);
   else
     engine.metrics().count_request(websocket_route, decided.status);
   co_return websocket_reply_text(request_id, sequence, decided);
