@@ -65,11 +65,24 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
       backend_description_(model->description()),
       pixel_values_made_(model->pixel_values_made()),
       decode_pool_(options_.decode_threads),
-      executor_(std::move(model), [this](const std::string& reason) {
-        failed_ = true;
-        ready_ = false;
-        if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
-      }) {}
+      executor_(std::move(model), executor_settings()) {}
+
+// The executor's budget and hooks: an unusable backend fails the engine, and each pass is
+// measured.
+executor_actor::options decision_engine::executor_settings() {
+  executor_actor::options settings;
+  settings.budget = options_.batching;
+  settings.batch_wait = options_.batch_wait;
+  settings.on_unusable = [this](const std::string& reason) {
+    failed_ = true;
+    ready_ = false;
+    if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
+  };
+  settings.on_pass = [this](const executor_actor::pass_summary& pass) {
+    metrics_.observe_pass(pass.requests, pass.rows, pass.patches);
+  };
+  return settings;
+}
 
 // Members die in reverse order, but every stage uses the admission and the metrics: drain the
 // stages in their order (decode pool, executor, answer thread) before anything else goes.
@@ -159,6 +172,7 @@ void decision_engine::answer(request_in_flight& request, executor_actor::run_res
   decision_response response =
       dropped ? not_run(logits.error())
               : assemble_response(options_.identity, *request.prepared, logits);
+  response.pass = result.pass;
   metrics_.observe_stage(stage::total,
                          std::chrono::duration<double>(clock::now() - request.received).count());
   request.finish(std::move(response));
