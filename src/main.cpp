@@ -36,6 +36,9 @@ engine_options engine_settings(const server_options& options, const serving_mode
   settings.limits = {options.max_queued_requests, options.max_queued_questions};
   settings.identity = loaded.identity;
   settings.request_timeout = std::chrono::seconds(options.request_timeout_seconds);
+  settings.batching = {options.max_batch_requests, options.max_batch_tokens,
+                       options.max_batch_patches};
+  settings.batch_wait = std::chrono::microseconds(options.batch_wait_us);
   settings.on_backend_unusable = shutdown.backend_unusable_handler();
   return settings;
 }

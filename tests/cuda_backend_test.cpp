@@ -1,8 +1,9 @@
 // The CUDA backend as a whole against the CPU backend on fresh random inputs: the language
 // forward over prompts of 1, 2, 63, 64, 65 and 129 tokens (the GDN and attention boundaries), the
 // questions' shared prefix, the kept prompt opening, whole requests from the smallest merged grid
-// to the largest grid the processor can produce with 26 options, and CUDA graph replay against
-// the eager path. Skipped, with a message, where no CUDA device is present.
+// to the largest grid the processor can produce with 26 options, CUDA graph replay against
+// the eager path, and a pass of several requests. Skipped, with a message, where no CUDA device
+// is present.
 #define BOOST_TEST_MODULE cuda_backend
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -265,6 +266,45 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
       BOOST_REQUIRE(expected && replayed && churned);
       BOOST_TEST(replayed->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
       BOOST_TEST(churned->at(0).logits == expected->at(0).logits, boost::test_tools::per_element());
+    }
+  }
+}
+
+// One pass of several requests (start() with a batch): requests of different image sizes and
+// question counts, each answered exactly as it is alone (the backend runs a pass's requests one
+// after another for now), the pass's stage seconds covering them all; and the same pass twice
+// gives the same bits.
+BOOST_AUTO_TEST_CASE(a_pass_of_requests_answers_each_as_it_is_alone,
+                     *utf::precondition(test::cuda_present)) {
+  auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
+  BOOST_REQUIRE(made);
+  prepared_request two_questions = image_request(16, 16);
+  two_questions.questions.push_back(two_questions.questions.front());
+  two_questions.questions.back().letter_ids = {32, 33};
+  const std::vector<prepared_request> requests = {image_request(2, 2), two_questions,
+                                                  picture_request(44, 80, 1280, 720),
+                                                  image_request(2, 64)};
+  std::vector<std::vector<question_logits>> alone;
+  for (const prepared_request& request : requests) {
+    auto answers = (*made)->run(request);
+    BOOST_REQUIRE_MESSAGE(answers, (answers ? "" : answers.error().detail));
+    alone.push_back(*answers);
+  }
+  std::vector<const prepared_request*> batch;
+  for (const prepared_request& request : requests) batch.push_back(&request);
+  for (int round = 0; round < 2; ++round) {
+    pass_result pass = (*made)->start(batch)->collect();  // collect() waits for the pass
+    BOOST_REQUIRE_EQUAL(pass.requests.size(), requests.size());
+    BOOST_TEST(pass.seconds.vision > 0.0);
+    BOOST_TEST(pass.seconds.language > 0.0);
+    for (size_t r = 0; r < requests.size(); ++r) {
+      BOOST_TEST_CONTEXT("round " << round << ", request " << r) {
+        BOOST_REQUIRE_MESSAGE(pass.requests[r], (pass.requests[r] ? "" : pass.requests[r].error().detail));
+        BOOST_REQUIRE_EQUAL(pass.requests[r]->size(), alone[r].size());
+        for (size_t q = 0; q < alone[r].size(); ++q)
+          BOOST_TEST(pass.requests[r]->at(q).logits == alone[r][q].logits,
+                     boost::test_tools::per_element());
+      }
     }
   }
 }

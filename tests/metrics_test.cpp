@@ -14,6 +14,8 @@ BOOST_AUTO_TEST_CASE(exposition_has_counters_gauges_and_cumulative_histograms) {
   metrics.observe_stage(stage::total, 0.003);
   metrics.observe_stage(stage::total, 0.2);
   metrics.observe_prompt_tokens(300);
+  metrics.observe_pass(3, 5000, 2000);
+  metrics.observe_pass(1, 300, 3600);
   metrics.inflight_requests = 2;
   std::string text = metrics.exposition(3, "m\"x", "bundled tiny model", "cpu", true);
   auto has = [&](const std::string& line) {
@@ -31,6 +33,14 @@ BOOST_AUTO_TEST_CASE(exposition_has_counters_gauges_and_cumulative_histograms) {
   has("cua_s1_stage_duration_seconds_count{stage=\"total\"} 2");
   has("cua_s1_stage_duration_seconds_count{stage=\"vision\"} 0");
   has("cua_s1_prompt_tokens_bucket{le=\"512.0\"} 1");
+  has("# TYPE cua_s1_pass_requests histogram");
+  has("cua_s1_pass_requests_bucket{le=\"1.0\"} 1");
+  has("cua_s1_pass_requests_bucket{le=\"4.0\"} 2");
+  has("cua_s1_pass_requests_sum 4.0");
+  has("cua_s1_pass_rows_bucket{le=\"512.0\"} 1");
+  has("cua_s1_pass_rows_bucket{le=\"8192.0\"} 2");
+  has("cua_s1_pass_patches_bucket{le=\"2048.0\"} 1");
+  has("cua_s1_pass_patches_count 2");
   has("cua_s1_ready 1");
   has("cua_s1_model_info{model=\"m\\\"x\",weights=\"bundled tiny model\",backend=\"cpu\"} 1");
 }

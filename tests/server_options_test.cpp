@@ -67,11 +67,34 @@ BOOST_AUTO_TEST_CASE(the_jpeg_scan_limit_is_an_option) {
   expect_error({"--max-jpeg-scans", "0"}, "--max-jpeg-scans must be a count >= 1");
 }
 
+BOOST_AUTO_TEST_CASE(the_pass_budgets_are_options_with_the_issue_defaults) {
+  auto defaults = parse({});
+  BOOST_REQUIRE(defaults.ok());
+  BOOST_TEST(defaults->max_batch_requests == 8u);
+  BOOST_TEST(defaults->max_batch_tokens == 16384u);
+  BOOST_TEST(defaults->max_batch_patches == 32768u);
+  BOOST_TEST(defaults->batch_wait_us == 0u);
+  auto set = parse({"--max-batch-requests", "1", "--max-batch-tokens=4096", "--batch-wait-us", "500"},
+                   {{"CUA_S1_MAX_BATCH_PATCHES", "2048"}});
+  BOOST_REQUIRE(set.ok());
+  BOOST_TEST(set->max_batch_requests == 1u);
+  BOOST_TEST(set->max_batch_tokens == 4096u);
+  BOOST_TEST(set->max_batch_patches == 2048u);
+  BOOST_TEST(set->batch_wait_us == 500u);
+  expect_error({"--max-batch-requests", "0"}, "--max-batch-requests must be a count 1-1024");
+  expect_error({"--max-batch-requests", "1025"}, "--max-batch-requests must be a count 1-1024");
+  expect_error({"--max-batch-tokens", "0"}, "--max-batch-tokens must be a count 1-16777216");
+  expect_error({"--max-batch-patches", "-5"}, "--max-batch-patches must be a count 1-16777216");
+  expect_error({"--batch-wait-us", "2000000"}, "--batch-wait-us must be microseconds 0-1000000");
+}
+
 BOOST_AUTO_TEST_CASE(usage_lists_every_option) {
   std::string usage = server_usage();
   for (const char* flag : {"--model", "--adapter", "--lock", "--host", "--port", "--threads",
                            "--decode-threads", "--max-queued-requests", "--max-queued-questions",
-                           "--max-jpeg-scans", "--read-timeout", "--log-level", "--help"})
+                           "--max-jpeg-scans", "--read-timeout", "--log-level", "--help",
+                           "--max-batch-requests", "--max-batch-tokens", "--max-batch-patches",
+                           "--batch-wait-us"})
     BOOST_TEST(usage.find(flag) != std::string::npos, flag);
 }
 

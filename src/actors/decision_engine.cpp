@@ -38,7 +38,7 @@ decision_response at_capacity(const std::string& request_id) {
 }
 
 // The stages of a request that ran, in ms; the queue is what the other stages leave of `total`.
-stage_durations durations_of(const prepared_request& prepared, const backend::stage_seconds& ran,
+stage_durations durations_of(const prepared_request& prepared, const stage_seconds& ran,
                              double total) {
   const double decode = prepared.decode_seconds + prepared.prepare_seconds;
   const double inference = ran.vision + ran.language;
@@ -75,11 +75,24 @@ decision_engine::decision_engine(boost::asio::any_io_executor io,
       backend_description_(model->description()),
       pixel_values_made_(model->pixel_values_made()),
       decode_pool_(options_.decode_threads),
-      executor_(std::move(model), [this](const std::string& reason) {
-        failed_ = true;
-        ready_ = false;
-        if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
-      }) {}
+      executor_(std::move(model), executor_settings()) {}
+
+// The executor's budget and hooks: an unusable backend fails the engine, and each pass is
+// measured.
+executor_actor::options decision_engine::executor_settings() {
+  executor_actor::options settings;
+  settings.budget = options_.batching;
+  settings.batch_wait = options_.batch_wait;
+  settings.on_unusable = [this](const std::string& reason) {
+    failed_ = true;
+    ready_ = false;
+    if (options_.on_backend_unusable) options_.on_backend_unusable(reason);
+  };
+  settings.on_pass = [this](const executor_actor::pass_summary& pass) {
+    metrics_.observe_pass(pass.requests, pass.rows, pass.patches);
+  };
+  return settings;
+}
 
 // Members die in reverse order, but every stage uses the admission and the metrics: drain the
 // stages in their order (decode pool, executor, answer thread) before anything else goes.
@@ -169,6 +182,7 @@ void decision_engine::answer(request_in_flight& request, executor_actor::run_res
   decision_response response =
       dropped ? not_run(logits.error())
               : assemble_response(options_.identity, *request.prepared, logits);
+  response.pass = result.pass;
   const double total = std::chrono::duration<double>(clock::now() - request.received).count();
   metrics_.observe_stage(stage::total, total);
   if (!dropped) response.durations = durations_of(*request.prepared, result.seconds, total);

@@ -30,6 +30,10 @@ struct engine_options {
   // Work not started this long after the request arrived is dropped and answered 503 (checked
   // before decoding and before the model runs).
   std::chrono::milliseconds request_timeout{30000};
+  // What one pass of the model may hold (--max-batch-requests, --max-batch-tokens,
+  // --max-batch-patches), and how long a pass not full yet waits for more (--batch-wait-us).
+  pass_budget batching;
+  std::chrono::microseconds batch_wait{0};
   // Called once when the backend has become unusable (a sticky device error); the engine is
   // already unready by then. The server binary stops with a non-zero exit.
   std::function<void(const std::string& reason)> on_backend_unusable;
@@ -118,6 +122,7 @@ class decision_engine {
   outcome<std::shared_ptr<const prepared_request>> prepare(decision_request request);
   void run(const std::shared_ptr<request_in_flight>& request);
   void answer(request_in_flight& request, executor_actor::run_result result);
+  executor_actor::options executor_settings();
 
   boost::asio::any_io_executor io_;
   std::shared_ptr<const request_preparer> preparer_;

@@ -1,6 +1,7 @@
 // What the engine answers for one request: an HTTP status and a JSON body.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,7 @@ struct decision_response {
   std::string body;  // the answer JSON, or {"detail": "..."} for an error
   int retry_after_seconds = 0;  // > 0: send Retry-After (503 at capacity)
   std::optional<stage_durations> durations = std::nullopt;  // a decision that ran: sent as Server-Timing
+  uint64_t pass = 0;  // the model pass that ran it (named in its log line); 0: none ran it
 };
 
 }  // namespace cua_s1

@@ -60,7 +60,10 @@ server_metrics::server_metrics()
               histogram(latency_buckets()), histogram(latency_buckets()),
               histogram(latency_buckets())},
       prompt_tokens_({64, 128, 256, 512, 1024, 2048, 4096}),
-      image_pixels_({65536, 262144, 524288, 1048576, 2097152, 4194304}) {}
+      image_pixels_({65536, 262144, 524288, 1048576, 2097152, 4194304}),
+      pass_requests_({1, 2, 3, 4, 6, 8, 12, 16, 32}),
+      pass_rows_({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}),
+      pass_patches_({1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}) {}
 
 void server_metrics::count_request(const std::string& route, int status) {
   std::lock_guard lock(mutex_);
@@ -70,6 +73,12 @@ void server_metrics::count_request(const std::string& route, int status) {
 void server_metrics::count_auth_failure(const std::string& reason) {
   std::lock_guard lock(mutex_);
   ++auth_failures_[reason];
+}
+
+void server_metrics::observe_pass(size_t requests, size_t rows, size_t patches) {
+  pass_requests_.observe(double(requests));
+  pass_rows_.observe(double(rows));
+  pass_patches_.observe(double(patches));
 }
 
 void server_metrics::observe_stage(stage which, double seconds) {
@@ -121,6 +130,15 @@ std::string server_metrics::exposition(int64_t queue_depth, const std::string& m
   out += "# HELP cua_s1_image_pixels Decoded screenshot size in pixels.\n";
   out += "# TYPE cua_s1_image_pixels histogram\n";
   image_pixels_.write(out, "cua_s1_image_pixels", "");
+  out += "# HELP cua_s1_pass_requests Requests in each model pass.\n";
+  out += "# TYPE cua_s1_pass_requests histogram\n";
+  pass_requests_.write(out, "cua_s1_pass_requests", "");
+  out += "# HELP cua_s1_pass_rows Language rows of each model pass (shared prefixes once).\n";
+  out += "# TYPE cua_s1_pass_rows histogram\n";
+  pass_rows_.write(out, "cua_s1_pass_rows", "");
+  out += "# HELP cua_s1_pass_patches Vision patches of each model pass.\n";
+  out += "# TYPE cua_s1_pass_patches histogram\n";
+  pass_patches_.write(out, "cua_s1_pass_patches", "");
   out += "# HELP cua_s1_ready Whether the server answers decisions (1) or not (0).\n";
   out += "# TYPE cua_s1_ready gauge\n";
   out += std::string("cua_s1_ready ") + (ready ? "1" : "0") + "\n";

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -42,6 +43,8 @@ class server_metrics {
   void observe_stage(stage which, double seconds);
   void observe_prompt_tokens(double tokens) { prompt_tokens_.observe(tokens); }
   void observe_image_pixels(double pixels) { image_pixels_.observe(pixels); }
+  // One model pass as it starts: its requests, language rows and vision patches.
+  void observe_pass(size_t requests, size_t rows, size_t patches);
 
   std::atomic<int64_t> inflight_requests{0};
   std::atomic<int64_t> inflight_questions{0};
@@ -58,6 +61,9 @@ class server_metrics {
   std::array<histogram, 5> stages_;
   histogram prompt_tokens_;
   histogram image_pixels_;
+  histogram pass_requests_;
+  histogram pass_rows_;
+  histogram pass_patches_;
 };
 
 }  // namespace cua_s1

@@ -1,6 +1,7 @@
-// cuda_backend: vision once per request, the prompt opening once while it stays the same, the
-// questions' shared prefix once, the questions' suffixes batched into one pass, all on one
-// stream, one copy of all letter logits back; stage times from CUDA events.
+// cuda_backend: a pass of requests enqueued one after another on one stream; for each request,
+// vision once, the prompt opening once while it stays the same, the questions' shared prefix
+// once, the questions' suffixes batched into one pass, one copy of its letter logits back;
+// stage times from CUDA events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -8,7 +9,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "api/decision_request.hpp"
 #include "gpu/cuda_check.hpp"
@@ -62,6 +65,21 @@ class event {
   cudaEvent_t event_ = nullptr;
 };
 
+// The events around one request of a pass: its vision from `start` to `vision_done`, its
+// language passes from there to `done`.
+struct request_events {
+  event start, vision_done, done;
+};
+
+// One request of a pass once enqueued: where its letter logits land, or why it could not be
+// enqueued.
+struct enqueued_request {
+  const prepared_request* request = nullptr;
+  const float* host_logits = nullptr;
+  std::optional<failure> error;
+  request_events* events = nullptr;
+};
+
 class cuda_backend final : public backend {
  public:
   cuda_backend(std::shared_ptr<const model_weights> weights, cuda_backend_options options)
@@ -84,9 +102,6 @@ class cuda_backend final : public backend {
     check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
                "cudaMemPoolSetAttribute");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    start_ = std::make_unique<event>();
-    vision_done_ = std::make_unique<event>();
-    done_ = std::make_unique<event>();
     device_weights_ = std::make_unique<gpu::device_weights>(*weights_, merged_);
     gemm_ = std::make_unique<gpu::lt_gemm>();
     description_ = "cuda (" + std::string(properties.name) + ", sm_" +
@@ -106,11 +121,13 @@ class cuda_backend final : public backend {
     }
   }
 
-  outcome<std::vector<question_logits>> run(const prepared_request& request) override {
-    return start(request)->collect();  // collect() waits for the run and reports any error
+  request_logits run(const prepared_request& request) override {
+    const prepared_request* alone[] = {&request};
+    pass_result pass = start(alone)->collect();  // collect() waits for the pass
+    return std::move(pass.requests.front());
   }
 
-  std::unique_ptr<pending_run> start(const prepared_request& request) override;
+  std::unique_ptr<pending_run> start(request_batch requests) override;
 
   bool usable() const override { return !broken_; }
 
@@ -123,29 +140,41 @@ class cuda_backend final : public backend {
                             error.what()};
   }
 
-  // Reads the events and the pinned logits of a finished run.
-  outcome<std::vector<question_logits>> finish(const prepared_request& request,
-                                               const float* host_logits) {
+  // Reads the events and the pinned logits of a finished pass, request by request. An error
+  // here is the device's: it fails every request of the pass.
+  pass_result finish(const std::vector<enqueued_request>& requests, cudaEvent_t done) {
+    pass_result pass;
     try {
-      check_cuda(cudaEventSynchronize(done_->get()), "the run on the GPU");
-      float vision_ms = 0, language_ms = 0;
-      check_cuda(cudaEventElapsedTime(&vision_ms, start_->get(), vision_done_->get()),
-                 "cudaEventElapsedTime");
-      check_cuda(cudaEventElapsedTime(&language_ms, vision_done_->get(), done_->get()),
-                 "cudaEventElapsedTime");
-      last_.vision = vision_ms / 1e3;
-      last_.language = language_ms / 1e3;
-      std::vector<question_logits> answers;
-      size_t offset = 0;
-      for (const prepared_question& question : request.questions) {
-        answers.push_back({std::vector<float>(host_logits + offset,
-                                              host_logits + offset + question.letter_ids.size())});
-        offset += question.letter_ids.size();
+      if (done) check_cuda(cudaEventSynchronize(done), "the run on the GPU");
+      for (const enqueued_request& enqueued : requests) {
+        if (enqueued.error) {
+          pass.requests.push_back(*enqueued.error);
+          continue;
+        }
+        float vision_ms = 0, language_ms = 0;
+        const request_events& events = *enqueued.events;
+        check_cuda(cudaEventElapsedTime(&vision_ms, events.start.get(), events.vision_done.get()),
+                   "cudaEventElapsedTime");
+        check_cuda(cudaEventElapsedTime(&language_ms, events.vision_done.get(), events.done.get()),
+                   "cudaEventElapsedTime");
+        pass.seconds.vision += vision_ms / 1e3;
+        pass.seconds.language += language_ms / 1e3;
+        std::vector<question_logits> answers;
+        size_t offset = 0;
+        for (const prepared_question& question : enqueued.request->questions) {
+          answers.push_back({std::vector<float>(enqueued.host_logits + offset,
+                                                enqueued.host_logits + offset +
+                                                    question.letter_ids.size())});
+          offset += question.letter_ids.size();
+        }
+        pass.requests.push_back(std::move(answers));
       }
-      return answers;
     } catch (const std::exception& error) {
-      return fail(error);
+      pass.requests.assign(requests.size(), fail(error));
+      pass.seconds = {};
     }
+    last_ = pass.seconds;
+    return pass;
   }
 
   std::string description() const override { return description_; }
@@ -153,6 +182,9 @@ class cuda_backend final : public backend {
   pixel_values_on pixel_values_made() const override { return pixel_values_on::backend; }
 
  private:
+  const float* enqueue_request(const gpu::forward_context& ctx, const prepared_request& request,
+                               const request_events& events);
+
   std::shared_ptr<const model_weights> weights_;
   int device_;
   stage_probe probe_;
@@ -162,7 +194,7 @@ class cuda_backend final : public backend {
   std::unique_ptr<gpu::lt_gemm> gemm_;
   gpu::language_graphs graphs_;
   gpu::vision_graphs vision_graphs_;
-  std::unique_ptr<event> start_, vision_done_, done_;
+  std::vector<std::unique_ptr<request_events>> events_;  // one per request of the largest pass
   gpu::host_staging staging_;
   bool broken_ = false;
   bool merged_;
@@ -170,108 +202,136 @@ class cuda_backend final : public backend {
   stage_seconds last_;
 };
 
-// A request enqueued on the stream; ready once its last event has completed.
+// A pass enqueued on the stream; ready once its last request's `done` event has completed.
 class cuda_pending_run final : public pending_run {
  public:
-  cuda_pending_run(cuda_backend& owner, const prepared_request& request, const float* host_logits,
-                   cudaEvent_t done)
-      : owner_(owner), request_(request), host_logits_(host_logits), done_(done) {}
-  bool ready() override { return cudaEventQuery(done_) != cudaErrorNotReady; }
-  outcome<std::vector<question_logits>> collect() override {
-    return owner_.finish(request_, host_logits_);
-  }
+  cuda_pending_run(cuda_backend& owner, std::vector<enqueued_request> requests, cudaEvent_t done)
+      : owner_(owner), requests_(std::move(requests)), done_(done) {}
+  bool ready() override { return !done_ || cudaEventQuery(done_) != cudaErrorNotReady; }
+  pass_result collect() override { return owner_.finish(requests_, done_); }
 
  private:
   cuda_backend& owner_;
-  const prepared_request& request_;
-  const float* host_logits_;
-  cudaEvent_t done_;
+  std::vector<enqueued_request> requests_;
+  cudaEvent_t done_;  // null when no request could be enqueued
 };
 
-// A run that failed while being enqueued.
+// A pass that failed as a whole before anything was enqueued.
 class failed_run final : public pending_run {
  public:
-  explicit failed_run(failure error) : error_(std::move(error)) {}
+  failed_run(failure error, size_t requests) : error_(std::move(error)), requests_(requests) {}
   bool ready() override { return true; }
-  outcome<std::vector<question_logits>> collect() override { return error_; }
+  pass_result collect() override {
+    return {std::vector<request_logits>(requests_, error_), {}};
+  }
 
  private:
   failure error_;
+  size_t requests_;
 };
 
-std::unique_ptr<pending_run> cuda_backend::start(const prepared_request& request) {
+std::unique_ptr<pending_run> cuda_backend::start(request_batch requests) {
   last_ = {};
-  if (broken_) return std::make_unique<failed_run>(failure{500, "cuda backend is unusable"});
+  if (broken_)
+    return std::make_unique<failed_run>(failure{500, "cuda backend is unusable"}, requests.size());
+  gpu::forward_context ctx;
   try {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-    staging_.reset();  // the previous run has been collected
-    gpu::forward_context ctx;
-    ctx.stream = stream_;
-    ctx.gemm = gemm_.get();
-    ctx.plan = plan_;
-    ctx.probe = probe_ ? &probe_ : nullptr;
-    ctx.staging = &staging_;
-    const model_config& config = weights_->config;
-
-    check_cuda(cudaEventRecord(start_->get(), stream_), "cudaEventRecord");
-    const float* features =
-        vision_graphs_.encode(ctx, config.vision, device_weights_->vision, request.pixels);
-    const int64_t image_rows = gpu::image_feature_rows(config.vision, request.pixels.grid);
-    check_cuda(cudaEventRecord(vision_done_->get(), stream_), "cudaEventRecord");
-
-    size_t letters = 0;
-    for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
-    gpu::device_buffer<float> logits(letters, stream_);
-    // Every prompt opens with the same system text: the cache keeps its first GDN chunk's K/V
-    // rows and GDN state between requests. Questions on the same screenshot share the prompt up
-    // to (at least) the image: that prefix runs once and leaves its K/V rows and GDN state for
-    // every question's suffix. Both end on a GDN chunk boundary, so the suffixes see the chunks
-    // of a whole-prompt run. The suffixes then go through the layers together, as runs of one
-    // pass. Each as the plan says (the probing plan: whole prompts, one pass each).
-    const int64_t chunk = kernels::delta_rule_chunk;
-    const int64_t opening = plan_.keep_opening ? int64_t(common_opening_tokens(request, chunk)) : 0;
-    const int64_t shared = plan_.share_prefix ? int64_t(shared_prefix_tokens(request, chunk)) : 0;
-    const int64_t suffix_start = std::max(shared, opening);
-    const std::vector<question_batch> batches =
-        suffix_batches(request, size_t(suffix_start), max_batch_rows,
-                       plan_.batch_questions ? size_t(kernels::max_runs) : 1);
-    graphs_.reserve_rows(config.text, rows_needed(request, batches, suffix_start), stream_);
-    const std::span<const prepared_question> questions(request.questions);
-    int64_t start = 0;  // where the next segment starts and which GDN state it resumes
-    gpu::gdn_slot resume = gpu::gdn_slot::none;
-    if (opening > 0) {
-      graphs_.enqueue_opening(ctx, config, device_weights_->language, questions.front(), opening,
-                              features, image_rows);
-      start = opening;
-      resume = gpu::gdn_slot::opening;
-    }
-    if (shared > start) {
-      graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
-                      gpu::segment{start, {shared - start}, resume, gpu::gdn_slot::prefix, false},
-                      features, image_rows, nullptr);
-      start = shared;
-      resume = gpu::gdn_slot::prefix;
-    }
-    size_t offset = 0;
-    for (const question_batch& batch : batches) {
-      const auto batch_questions = questions.subspan(batch.first, batch.count);
-      gpu::segment part{start, {}, resume, gpu::gdn_slot::none, true};
-      for (const prepared_question& question : batch_questions)
-        part.lengths.push_back(int64_t(question.input_ids.size()) - start);
-      graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
-                      features, image_rows, logits.get() + offset);
-      for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();
-    }
-    float* host_logits = staging_.reserve<float>(letters);
-    check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync (logits)");
-    check_cuda(cudaEventRecord(done_->get(), stream_), "cudaEventRecord");
-    // Device buffers are freed stream-ordered as they go out of scope: after the work above.
-    return std::make_unique<cuda_pending_run>(*this, request, host_logits, done_->get());
+    staging_.reset();  // the previous pass has been collected
+    while (events_.size() < requests.size()) events_.push_back(std::make_unique<request_events>());
   } catch (const std::exception& error) {
-    return std::make_unique<failed_run>(fail(error));
+    return std::make_unique<failed_run>(fail(error), requests.size());
   }
+  ctx.stream = stream_;
+  ctx.gemm = gemm_.get();
+  ctx.plan = plan_;
+  ctx.probe = probe_ ? &probe_ : nullptr;
+  ctx.staging = &staging_;
+  // For now the requests of a pass run one after another, each exactly as it would alone (the
+  // same kernels, graphs and numerics), enqueued back to back on the stream so that the pass
+  // needs one poll. Issue 25's packed passes go here: the vision encoder over every image of the
+  // pass at once, then every request's shared prefix in one packed language pass, then every
+  // question suffix of every request in one more, each continuing from its own request's state.
+  std::vector<enqueued_request> enqueued;
+  cudaEvent_t last_done = nullptr;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    enqueued_request one{requests[i], nullptr, std::nullopt, events_[i].get()};
+    try {
+      one.host_logits = enqueue_request(ctx, *requests[i], *events_[i]);
+      last_done = events_[i]->done.get();
+    } catch (const std::exception& error) {
+      one.error = fail(error);
+      // A sticky error breaks the device for every request of the pass.
+      if (broken_) return std::make_unique<failed_run>(*one.error, requests.size());
+    }
+    enqueued.push_back(std::move(one));
+  }
+  return std::make_unique<cuda_pending_run>(*this, std::move(enqueued), last_done);
+}
+
+// Enqueues one request's whole forward and the copy of its letter logits into pinned memory
+// (returned; valid until the next pass starts), between `events`.
+const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
+                                           const prepared_request& request,
+                                           const request_events& events) {
+  const model_config& config = weights_->config;
+
+  check_cuda(cudaEventRecord(events.start.get(), stream_), "cudaEventRecord");
+  const float* features =
+      vision_graphs_.encode(ctx, config.vision, device_weights_->vision, request.pixels);
+  const int64_t image_rows = gpu::image_feature_rows(config.vision, request.pixels.grid);
+  check_cuda(cudaEventRecord(events.vision_done.get(), stream_), "cudaEventRecord");
+
+  size_t letters = 0;
+  for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
+  gpu::device_buffer<float> logits(letters, stream_);
+  // Every prompt opens with the same system text: the cache keeps its first GDN chunk's K/V
+  // rows and GDN state between requests. Questions on the same screenshot share the prompt up
+  // to (at least) the image: that prefix runs once and leaves its K/V rows and GDN state for
+  // every question's suffix. Both end on a GDN chunk boundary, so the suffixes see the chunks
+  // of a whole-prompt run. The suffixes then go through the layers together, as runs of one
+  // pass. Each as the plan says (the probing plan: whole prompts, one pass each).
+  const int64_t chunk = kernels::delta_rule_chunk;
+  const int64_t opening = plan_.keep_opening ? int64_t(common_opening_tokens(request, chunk)) : 0;
+  const int64_t shared = plan_.share_prefix ? int64_t(shared_prefix_tokens(request, chunk)) : 0;
+  const int64_t suffix_start = std::max(shared, opening);
+  const std::vector<question_batch> batches =
+      suffix_batches(request, size_t(suffix_start), max_batch_rows,
+                     plan_.batch_questions ? size_t(kernels::max_runs) : 1);
+  graphs_.reserve_rows(config.text, rows_needed(request, batches, suffix_start), stream_);
+  const std::span<const prepared_question> questions(request.questions);
+  int64_t start = 0;  // where the next segment starts and which GDN state it resumes
+  gpu::gdn_slot resume = gpu::gdn_slot::none;
+  if (opening > 0) {
+    graphs_.enqueue_opening(ctx, config, device_weights_->language, questions.front(), opening,
+                            features, image_rows);
+    start = opening;
+    resume = gpu::gdn_slot::opening;
+  }
+  if (shared > start) {
+    graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
+                    gpu::segment{start, {shared - start}, resume, gpu::gdn_slot::prefix, false},
+                    features, image_rows, nullptr);
+    start = shared;
+    resume = gpu::gdn_slot::prefix;
+  }
+  size_t offset = 0;
+  for (const question_batch& batch : batches) {
+    const auto batch_questions = questions.subspan(batch.first, batch.count);
+    gpu::segment part{start, {}, resume, gpu::gdn_slot::none, true};
+    for (const prepared_question& question : batch_questions)
+      part.lengths.push_back(int64_t(question.input_ids.size()) - start);
+    graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
+                    features, image_rows, logits.get() + offset);
+    for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();
+  }
+  float* host_logits = staging_.reserve<float>(letters);
+  check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
+                             cudaMemcpyDeviceToHost, stream_),
+             "cudaMemcpyAsync (logits)");
+  check_cuda(cudaEventRecord(events.done.get(), stream_), "cudaEventRecord");
+  // Device buffers are freed stream-ordered as they go out of scope: after the work above.
+  return host_logits;
 }
 
 }  // namespace

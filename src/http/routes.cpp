@@ -103,23 +103,20 @@ asio::awaitable<decision_response> decide(decision_engine& engine, decision_body
 }
 
 // The HTTP answer to a decision: its status and body, Retry-After, Server-Timing.
-http_response decision_answer(unsigned version, decision_response decided) {
+http_response decision_http_response(unsigned version, decision_response decided) {
   http_response response = json_response(version, decided.status, std::move(decided.body));
   if (decided.retry_after_seconds > 0) set_retry_after(response, decided.retry_after_seconds);
   if (decided.durations) set_server_timing(response, *decided.durations);
   return response;
 }
 
-asio::awaitable<http_response> decision_http_response(http_request request, decision_engine& engine,
-                                                      std::string request_id,
-                                                      cancel_flag client_gone) {
+// The body of a decision request with the headers that say how to read it.
+decision_body body_of(http_request& request) {
   decision_body body;
   body.bytes = std::move(request.body());
   body.content_type = std::string(request[http::field::content_type]);
   body.content_encoding = std::string(request[http::field::content_encoding]);
-  decision_response decided =
-      co_await decide(engine, std::move(body), std::move(request_id), std::move(client_gone));
-  co_return decision_answer(request.version(), std::move(decided));
+  return body;
 }
 
 std::string websocket_reply_text(const std::string& request_id, uint64_t sequence,
@@ -158,14 +155,17 @@ key_check check_key(std::string_view path, const http_request_header& header,
   return settings.api_keys.check(header[http::field::authorization]);
 }
 
-// The end of every routed answer: its ids and trace echoed, counted and logged.
+// The end of every routed answer: its ids and trace echoed, counted and logged (with the model
+// pass that ran it, when one did).
 void finish_response(const request_plan& plan, http_response& response, server_metrics& metrics,
-                     std::chrono::steady_clock::time_point started) {
+                     std::chrono::steady_clock::time_point started, uint64_t pass) {
   set_request_id(response, plan.request_id);
   if (!plan.traceparent.empty()) response.set("traceparent", plan.traceparent);
   if (plan.key_refused) metrics.count_auth_failure(plan.key_refused);
+  const request_log_details details{
+      .sequence = std::nullopt, .trace_id = trace_id_of(plan.traceparent), .pass = pass};
   record_request(metrics, plan.route, static_cast<int>(response.result_int()), plan.request_id,
-                 started, std::nullopt, trace_id_of(plan.traceparent));
+                 started, details);
 }
 
 }  // namespace
@@ -245,14 +245,18 @@ asio::awaitable<http_response> route(request_plan plan, http_request request,
   const auto started = std::chrono::steady_clock::now();
   const unsigned version = request.version();
   http_response response;
+  uint64_t pass = 0;  // the model pass that ran a decision
   switch (plan.to) {
     case destination::refused:
       response = std::move(*plan.refusal);
       break;
-    case destination::decision:
-      response = co_await decision_http_response(std::move(request), engine, plan.request_id,
-                                                 std::move(client_gone));
+    case destination::decision: {
+      decision_response decided =
+          co_await decide(engine, body_of(request), plan.request_id, std::move(client_gone));
+      pass = decided.pass;
+      response = decision_http_response(version, std::move(decided));
       break;
+    }
     case destination::health:
       response = json_response(version, engine.ready() ? 200 : 503, health_body(engine, settings));
       break;
@@ -270,7 +274,7 @@ asio::awaitable<http_response> route(request_plan plan, http_request request,
       response.set(http::field::upgrade, "websocket");
       break;
   }
-  finish_response(plan, response, engine.metrics(), started);
+  finish_response(plan, response, engine.metrics(), started, pass);
   co_return response;
 }
 
@@ -305,7 +309,7 @@ asio::awaitable<std::string> answer_websocket_message(std::string body, std::str
       co_await decide(engine, std::move(body), request_id, std::move(client_gone));
   if (decided.status < 400 || failures.admit(decided.status))
     record_request(engine.metrics(), websocket_route, decided.status, request_id, started,
-                   sequence, trace_id);
+                   {.sequence = sequence, .trace_id = trace_id, .pass = decided.pass});
   else
     engine.metrics().count_request(websocket_route, decided.status);
   co_return websocket_reply_text(request_id, sequence, decided);

@@ -1,4 +1,4 @@
-// The default backend::start: a synchronous run wrapped as an already-finished pending run.
+// The default backend::start: the requests run one after another, wrapped as a finished pass.
 #include "model/backend.hpp"
 
 namespace cua_s1 {
@@ -6,18 +6,26 @@ namespace {
 
 class finished_run final : public pending_run {
  public:
-  explicit finished_run(outcome<std::vector<question_logits>> result) : result_(std::move(result)) {}
+  explicit finished_run(pass_result result) : result_(std::move(result)) {}
   bool ready() override { return true; }
-  outcome<std::vector<question_logits>> collect() override { return std::move(result_); }
+  pass_result collect() override { return std::move(result_); }
 
  private:
-  outcome<std::vector<question_logits>> result_;
+  pass_result result_;
 };
 
 }  // namespace
 
-std::unique_ptr<pending_run> backend::start(const prepared_request& request) {
-  return std::make_unique<finished_run>(run(request));
+std::unique_ptr<pending_run> backend::start(request_batch requests) {
+  pass_result pass;
+  pass.requests.reserve(requests.size());
+  for (const prepared_request* request : requests) {
+    pass.requests.push_back(run(*request));
+    const stage_seconds seconds = last_run_seconds();
+    pass.seconds.vision += seconds.vision;
+    pass.seconds.language += seconds.language;
+  }
+  return std::make_unique<finished_run>(std::move(pass));
 }
 
 }  // namespace cua_s1

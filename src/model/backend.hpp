@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,33 +18,57 @@ struct question_logits {
   std::vector<float> logits;
 };
 
-// Runs the vision encoder once per request and one prefill per question. Implementations are
-// not required to be thread-safe: the runtime gives each backend instance to one executor.
-//
-// Shaped for where performance goes next (DESIGN.md "Backends"): the request carries every
-// question, so a backend may encode the image once, share the identical prefix (system prompt +
-// image tokens) between questions, and pack several requests into one launch later.
-// A run in flight: a device backend enqueues the work and the caller polls ready() (without
-// blocking) until collect() may be called, once.
+// One request's outcome: the letter logits of each of its questions, in question order, or why
+// there are none (status 500).
+using request_logits = outcome<std::vector<question_logits>>;
+
+// Seconds spent in the vision encoder and the language prefills (for the stage metrics); zero
+// where a backend does not measure them.
+struct stage_seconds {
+  double vision = 0;
+  double language = 0;
+};
+
+// What one pass gives back: each request's outcome, in the order start() was given them (one
+// request's failure, e.g. non-finite logits, leaves the others' answers alone; an error that
+// breaks the device fails them all), and the pass's seconds, shared by all its requests.
+struct pass_result {
+  std::vector<request_logits> requests;
+  stage_seconds seconds;
+};
+
+// A pass in flight: a device backend enqueues the work and the caller polls ready() (without
+// blocking) until collect() may be called, once. collect() before ready() waits for the pass.
 class pending_run {
  public:
   virtual ~pending_run() = default;
   virtual bool ready() = 0;
-  virtual outcome<std::vector<question_logits>> collect() = 0;
+  virtual pass_result collect() = 0;
 };
 
+// The requests of one pass, in the order their outcomes come back; each outlives the pass.
+using request_batch = std::span<const prepared_request* const>;
+
+// Runs the vision encoder once per request and one prefill per question. Implementations are
+// not required to be thread-safe: the runtime gives each backend instance to one executor.
+//
+// Shaped for where performance goes next (DESIGN.md "Backends"): a pass carries several
+// requests and each request every question, so a backend may encode the images together, run
+// each request's identical prefix (system prompt + image tokens) once, and pack the questions
+// of every request into one launch.
 class backend {
  public:
   virtual ~backend() = default;
 
   // Letter logits for every question of `request`, in question order; a failure is status 500.
-  // Blocks until the answers are there.
-  virtual outcome<std::vector<question_logits>> run(const prepared_request& request) = 0;
+  // Blocks until the answers are there; last_run_seconds() then has its seconds.
+  virtual request_logits run(const prepared_request& request) = 0;
 
-  // Starts a run and returns at once where the backend can (the CUDA backend enqueues and
-  // records an event); `request` must outlive the pending run, and at most one run is in flight.
-  // The default computes run() now and returns it already ready.
-  virtual std::unique_ptr<pending_run> start(const prepared_request& request);
+  // Starts one pass over `requests` (at least one) and returns at once where the backend can
+  // (the CUDA backend enqueues and records an event); at most one pass is in flight. The
+  // default runs the requests one after another through run(), now, and returns the pass
+  // already ready.
+  virtual std::unique_ptr<pending_run> start(request_batch requests);
 
   // False after an error that leaves the backend unusable (a sticky CUDA error); the server then
   // turns unready and stops.
@@ -56,12 +81,7 @@ class backend {
   // backend makes them on the device from the resized 8-bit picture. Either form is accepted.
   virtual pixel_values_on pixel_values_made() const { return pixel_values_on::host; }
 
-  // Seconds spent in the vision encoder and the language prefills by the last run() (for the
-  // stage metrics); zero where a backend does not measure them.
-  struct stage_seconds {
-    double vision = 0;
-    double language = 0;
-  };
+  // Seconds of the last run() (benchmarks and tests; a pass reports its own in pass_result).
   virtual stage_seconds last_run_seconds() const { return {}; }
 };
 

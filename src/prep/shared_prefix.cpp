@@ -1,4 +1,5 @@
-// Longest common prefix of the questions' token ids and positions; the shared opening.
+// Longest common prefix of the questions' token ids and positions, the rows it leaves a pass; the
+// shared opening.
 #include "prep/shared_prefix.hpp"
 
 #include <algorithm>
@@ -25,6 +26,13 @@ size_t shared_prefix_tokens(const prepared_request& request, size_t alignment) {
     ++shared;
   shared -= shared % std::max<size_t>(alignment, 1);
   return shared >= min_shared_prefix_tokens ? shared : 0;
+}
+
+size_t language_rows(const prepared_request& request) {
+  const size_t shared = shared_prefix_tokens(request);
+  size_t rows = shared;
+  for (const prepared_question& q : request.questions) rows += q.input_ids.size() - shared;
+  return rows;
 }
 
 size_t common_opening_tokens(const prepared_request& request, size_t length) {

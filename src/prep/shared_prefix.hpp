@@ -20,6 +20,11 @@ inline constexpr size_t min_shared_prefix_tokens = 64;
 // two questions or a prefix under min_shared_prefix_tokens.
 size_t shared_prefix_tokens(const prepared_request& request, size_t alignment = 1);
 
+// The language rows a pass computes for `request`: the questions' shared prefix
+// (shared_prefix_tokens) once, then each question's positions after it; with no shared prefix,
+// every question's whole prompt. What a request takes of an executor pass's row budget.
+size_t language_rows(const prepared_request& request);
+
 // The prompt opening every request shares (the chat template's system text before the image):
 // `length` when every question has more than `length` positions, the same ids over the first
 // `length` of them, positions 0.. on all three M-RoPE axes there and its image only after them;

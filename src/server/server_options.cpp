@@ -77,6 +77,21 @@ std::string server_usage() {
          "                                                     [CUA_S1_MAX_QUEUED_QUESTIONS]\n"
          "  --max-jpeg-scans N      a JPEG of more scans is refused (422 invalid image data;\n"
          "                          encoders write 6-10) (100)        [CUA_S1_MAX_JPEG_SCANS]\n"
+         "  --max-batch-requests N  requests the model runs in one pass; more wait for the\n"
+         "                          next pass (8)                [CUA_S1_MAX_BATCH_REQUESTS]\n"
+         "  --max-batch-tokens N    language rows of one pass: each request's shared prefix\n"
+         "                          once plus each question's suffix (16384)\n"
+         "                                                       [CUA_S1_MAX_BATCH_TOKENS]\n"
+         "  --max-batch-patches N   vision patches of one pass (32768: eight 1280x720\n"
+         "                          screenshots)                  [CUA_S1_MAX_BATCH_PATCHES]\n"
+         "                          A pass takes ready requests in order while they fit\n"
+         "                          and stops at the first that does not; a request over\n"
+         "                          a budget on its own runs alone. Larger passes: more\n"
+         "                          decisions a second under load, more GPU memory, and\n"
+         "                          each request waits for its whole pass\n"
+         "  --batch-wait-us N       microseconds a pass that is not full waits for more\n"
+         "                          requests; 0 = start as soon as the model is free\n"
+         "                          (0)                                [CUA_S1_BATCH_WAIT_US]\n"
          "  --max-connections N     connections open at once; more are answered 503 and\n"
          "                          closed (1024)                   [CUA_S1_MAX_CONNECTIONS]\n"
          "  --max-body-bytes-in-flight BYTES  request bodies held at once, a chunked one\n"
@@ -149,6 +164,10 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
       {"--decode-threads", "CUA_S1_DECODE_THREADS", [&](const std::string& v) { return parse_number<unsigned>(v, options.decode_threads, 1, 256); }, "a count 1-256"},
       {"--max-queued-requests", "CUA_S1_MAX_QUEUED_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_requests, 1, 1000000); }, "a count >= 1"},
       {"--max-queued-questions", "CUA_S1_MAX_QUEUED_QUESTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_queued_questions, 8, 8000000); }, "a count >= 8"},
+      {"--max-batch-requests", "CUA_S1_MAX_BATCH_REQUESTS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_batch_requests, 1, 1024); }, "a count 1-1024"},
+      {"--max-batch-tokens", "CUA_S1_MAX_BATCH_TOKENS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_batch_tokens, 1, size_t{1} << 24); }, "a count 1-16777216"},
+      {"--max-batch-patches", "CUA_S1_MAX_BATCH_PATCHES", [&](const std::string& v) { return parse_number<size_t>(v, options.max_batch_patches, 1, size_t{1} << 24); }, "a count 1-16777216"},
+      {"--batch-wait-us", "CUA_S1_BATCH_WAIT_US", [&](const std::string& v) { return parse_number<unsigned>(v, options.batch_wait_us, 0, 1000000); }, "microseconds 0-1000000"},
       {"--max-jpeg-scans", "CUA_S1_MAX_JPEG_SCANS", [&](const std::string& v) { return parse_number<unsigned>(v, options.max_jpeg_scans, 1, 1000000); }, "a count >= 1"},
       {"--max-connections", "CUA_S1_MAX_CONNECTIONS", [&](const std::string& v) { return parse_number<size_t>(v, options.max_connections, 1, 1000000); }, "a count 1-1000000"},
       {"--max-body-bytes-in-flight", "CUA_S1_MAX_BODY_BYTES_IN_FLIGHT", [&](const std::string& v) { return parse_number<size_t>(v, options.max_body_bytes_in_flight, max_body_bytes, size_t{1} << 40); }, "a byte count of at least one body (8388608) and at most 2^40"},

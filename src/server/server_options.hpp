@@ -33,6 +33,12 @@ struct server_options {
   size_t max_queued_requests = 64;    // --max-queued-requests
   size_t max_queued_questions = 512;  // --max-queued-questions
   unsigned max_jpeg_scans = 100;      // --max-jpeg-scans: more scans in a JPEG -> 422
+  // One model pass (actors/pass_budget.hpp): at most this many requests, language rows and
+  // vision patches, except a request over a budget on its own, which runs alone.
+  size_t max_batch_requests = 8;      // --max-batch-requests
+  size_t max_batch_tokens = 16384;    // --max-batch-tokens
+  size_t max_batch_patches = 32768;   // --max-batch-patches
+  unsigned batch_wait_us = 0;  // --batch-wait-us: a pass not full waits this long for more
   size_t max_connections = 1024;      // --max-connections: more are answered 503 and closed
   size_t max_body_bytes_in_flight = 256u << 20;  // --max-body-bytes-in-flight: beyond, 503
   unsigned read_timeout_seconds = 15;  // --read-timeout
