@@ -28,6 +28,14 @@ std::string label_value(const std::string& text) {
   return out;
 }
 
+// An unlabelled histogram family: its HELP and TYPE lines, then its series.
+void write_histogram(std::string& out, const histogram& values, const std::string& name,
+                     const std::string& help) {
+  out += "# HELP " + name + " " + help + "\n";
+  out += "# TYPE " + name + " histogram\n";
+  values.write(out, name, "");
+}
+
 }  // namespace
 
 histogram::histogram(std::vector<double> upper_bounds)
@@ -124,21 +132,13 @@ std::string server_metrics::exposition(int64_t queue_depth, const std::string& m
   for (size_t i = 0; i < stages_.size(); ++i)
     stages_[i].write(out, "cua_s1_stage_duration_seconds",
                      std::string("stage=\"") + stage_names[i] + "\"");
-  out += "# HELP cua_s1_prompt_tokens Prompt length of each question, image tokens included.\n";
-  out += "# TYPE cua_s1_prompt_tokens histogram\n";
-  prompt_tokens_.write(out, "cua_s1_prompt_tokens", "");
-  out += "# HELP cua_s1_image_pixels Decoded screenshot size in pixels.\n";
-  out += "# TYPE cua_s1_image_pixels histogram\n";
-  image_pixels_.write(out, "cua_s1_image_pixels", "");
-  out += "# HELP cua_s1_pass_requests Requests in each model pass.\n";
-  out += "# TYPE cua_s1_pass_requests histogram\n";
-  pass_requests_.write(out, "cua_s1_pass_requests", "");
-  out += "# HELP cua_s1_pass_rows Language rows of each model pass (shared prefixes once).\n";
-  out += "# TYPE cua_s1_pass_rows histogram\n";
-  pass_rows_.write(out, "cua_s1_pass_rows", "");
-  out += "# HELP cua_s1_pass_patches Vision patches of each model pass.\n";
-  out += "# TYPE cua_s1_pass_patches histogram\n";
-  pass_patches_.write(out, "cua_s1_pass_patches", "");
+  write_histogram(out, prompt_tokens_, "cua_s1_prompt_tokens",
+                  "Prompt length of each question, image tokens included.");
+  write_histogram(out, image_pixels_, "cua_s1_image_pixels", "Decoded screenshot size in pixels.");
+  write_histogram(out, pass_requests_, "cua_s1_pass_requests", "Requests in each model pass.");
+  write_histogram(out, pass_rows_, "cua_s1_pass_rows",
+                  "Language rows of each model pass (shared prefixes once).");
+  write_histogram(out, pass_patches_, "cua_s1_pass_patches", "Vision patches of each model pass.");
   out += "# HELP cua_s1_ready Whether the server answers decisions (1) or not (0).\n";
   out += "# TYPE cua_s1_ready gauge\n";
   out += std::string("cua_s1_ready ") + (ready ? "1" : "0") + "\n";
