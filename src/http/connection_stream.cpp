@@ -7,6 +7,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/error.hpp>
 
+// GCC 12's false positive on Asio coroutine frames (PR middle-end/109224; see routes.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 namespace cua_s1 {
 
 namespace asio = boost::asio;
