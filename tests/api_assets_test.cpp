@@ -131,6 +131,20 @@ BOOST_AUTO_TEST_CASE(state_cases_are_422_with_their_reason) {
     }
 }
 
+// More entries than a request could use are refused before any is looked at: the checks of
+// every asset against every question's text stay small.
+BOOST_AUTO_TEST_CASE(more_than_eight_assets_is_422) {
+  auto assets_of = [](int count) {
+    std::string map = "{";
+    for (int i = 0; i < count; ++i)
+      map += std::string(i ? "," : "") + quoted("a" + std::to_string(i)) + ":" + inline_png;
+    return map + "}";
+  };
+  expect_422(validate_json(body_with(quoted("a0"), assets_of(9))), "assets may hold at most 8 entries");
+  expect_422(validate_json(body_with(quoted("a0"), assets_of(8))),
+             "assets holds an asset that state does not use");
+}
+
 BOOST_AUTO_TEST_CASE(an_asset_reference_in_text_is_422) {
   const std::string assets = "{" + quoted(reference) + ":" + inline_png + "}";
   const std::string in_goal = R"({"q":{"type":"choice","instructions":"Look at )" + reference +

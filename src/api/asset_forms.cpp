@@ -122,6 +122,10 @@ outcome<std::string> resolve_asset_image(const json_value& state, json_value& as
                                          const multipart_form* form) {
   if (!assets.is_object() || assets.members.empty())
     return unprocessable("assets must map names to image entries");
+  // One image is all a request may use; the cap keeps the checks below (each asset against all
+  // question text, each state name against all assets) small whatever the body holds.
+  if (assets.members.size() > max_assets)
+    return unprocessable("assets may hold at most " + std::to_string(max_assets) + " entries");
   std::vector<asset_entry> entries;
   for (auto& member : assets.members) {
     auto entry = check_entry(member, form);

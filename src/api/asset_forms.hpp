@@ -20,9 +20,12 @@ inline constexpr const char* request_part_name = "request";
 // {"image": "data:..."}, which never names an asset (with it `assets` is an unknown key).
 bool state_refers_to_assets(const json_value& state);
 
+// The most entries an `assets` map may hold (a multipart body holds at most 8 parts).
+inline constexpr size_t max_assets = 8;
+
 // The one image that `state` names in `assets`, as a data URL: an inline entry's base64 under the
 // prefix of its format, a part's bytes under the prefix of the format they start with. 422, with
-// a detail that says which: a malformed `assets` map or entry, a part entry without a multipart
+// a detail that says which: a malformed `assets` map or entry, more than max_assets entries, a part entry without a multipart
 // body, a part missing, claimed twice or claimed by no asset, an asset's reference inside
 // instructions or criteria, a state with text, with two images or naming a missing asset, an
 // asset that state does not use. Takes `assets` to move the (large) base64 out of it.
