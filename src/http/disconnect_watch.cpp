@@ -103,10 +103,13 @@ constexpr size_t watch_read_bytes = 64 * 1024;
 
 boost::asio::awaitable<void> watch_tls_input(tls_stream& stream, boost::beast::flat_buffer& buffer,
                                              std::shared_ptr<tls_disconnect_watch::state> s) {
-  if (!s->stopping) {  // stop() may have come before this coroutine started
+  // stop() may have come before this coroutine started. Bytes already buffered (pipelined
+  // requests) count against what the watch reads: through it the buffer never grows past
+  // watch_read_bytes, however many requests a client pipelines.
+  if (!s->stopping && buffer.size() < watch_read_bytes) {
     boost::system::error_code ec;
     const size_t got = co_await stream.async_read_some(
-        buffer.prepare(watch_read_bytes),
+        buffer.prepare(watch_read_bytes - buffer.size()),
         boost::asio::redirect_error(boost::asio::use_awaitable, ec));
     buffer.commit(got);
     if (ec && !s->stopping) s->cancelled->store(true);  // its end of input, or a reset
