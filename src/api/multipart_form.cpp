@@ -10,6 +10,7 @@ namespace {
 
 constexpr size_t max_part_header_lines = 16;
 constexpr size_t max_part_header_line = 1024;
+constexpr size_t max_header_parameters = 16;  // of one header value; more is malformed
 
 failure malformed(std::string what) { return bad_request("malformed multipart body: " + what); }
 failure too_large(std::string what) { return {413, "multipart body exceeds " + what}; }
@@ -49,7 +50,8 @@ bool is_boundary_char(char c) {
 }
 
 // The `; name=value` parameters after a header value's first item, names lower-cased; values are
-// tokens or quoted strings (with quoted-pairs). nullopt when malformed or a name repeats.
+// tokens or quoted strings (with quoted-pairs). nullopt when malformed, a name repeats or there
+// are more than max_header_parameters (the repeat check is quadratic in their number).
 std::optional<std::vector<std::pair<std::string, std::string>>> header_parameters(
     std::string_view text) {
   std::vector<std::pair<std::string, std::string>> parameters;
@@ -80,6 +82,7 @@ std::optional<std::vector<std::pair<std::string, std::string>>> header_parameter
       if (value.empty()) return std::nullopt;
       text.remove_prefix(end);
     }
+    if (parameters.size() == max_header_parameters) return std::nullopt;
     for (const auto& seen : parameters)
       if (seen.first == name) return std::nullopt;
     parameters.emplace_back(std::move(name), std::move(value));
