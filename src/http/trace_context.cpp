@@ -26,7 +26,9 @@ std::string valid_traceparent(std::string_view header) {
                          lower_hex(flags);
   const bool length_ok = header.size() == version_00_size ||
                          (version != "00" && header[version_00_size] == '-');
-  return fields_ok && length_ok ? std::string(header) : std::string();
+  // A later version's further fields are not ours to repeat (and may be long): its first four
+  // fields are what is kept, echoed and logged.
+  return fields_ok && length_ok ? std::string(header.substr(0, version_00_size)) : std::string();
 }
 
 std::string_view trace_id_of(std::string_view traceparent) {

@@ -10,7 +10,8 @@ namespace cua_s1 {
 
 // `header` when it is a valid traceparent: version (2 lowercase hex, not "ff"), a 32-hex trace
 // id and a 16-hex parent id not all zeros, 2-hex flags, separated by '-'. Version 00 has exactly
-// these four fields; a later version may add more after another '-'. Else empty.
+// these four fields; a later version may add more after another '-', which are dropped (its
+// first four fields are returned). Else empty.
 std::string valid_traceparent(std::string_view header);
 
 // The trace id of a valid traceparent (its 32 hex digits); empty for an empty one.
