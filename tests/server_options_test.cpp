@@ -54,6 +54,10 @@ BOOST_AUTO_TEST_CASE(malformed_values_are_named) {
   expect_error({"--port", "12x"}, "--port must be");
   expect_error({"--port"}, "--port needs a port");
   expect_error({"--bogus"}, "unknown option '--bogus'");
+  auto mistyped = parse({"--apikey=secret-value"});
+  BOOST_REQUIRE(!mistyped.ok());
+  BOOST_TEST(mistyped.error().detail.find("unknown option '--apikey'") != std::string::npos);
+  BOOST_TEST(mistyped.error().detail.find("secret-value") == std::string::npos);
   expect_error({"--log-level", "loud"}, "--log-level must be debug, info, warning or error");
   expect_error({"--decode-threads", "0"}, "--decode-threads must be a count 1-256");
   expect_error({}, "CUA_S1_PORT must be a port 0-65535, not 'abc'", {{"CUA_S1_PORT", "abc"}});

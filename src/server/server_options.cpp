@@ -210,7 +210,8 @@ outcome<server_options> parse_server_options(const std::vector<std::string>& arg
     const option_spec* spec = nullptr;
     for (const auto& s : specs)
       if (flag == s.flag) spec = &s;
-    if (!spec) return usage_error("unknown option '" + arg + "'");
+    // Named without its value: a mistyped key option (--apikey=KEY) must not print the key.
+    if (!spec) return usage_error("unknown option '" + flag + "'");
     if (!has_value) {
       if (i + 1 >= arguments.size()) return usage_error(flag + " needs " + spec->expects);
       value = arguments[++i];
