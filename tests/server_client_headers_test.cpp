@@ -148,7 +148,8 @@ BOOST_AUTO_TEST_CASE(a_valid_traceparent_is_echoed_and_logged) {
       const auto response = exchange(http::verb::post, "/v1/systemone", small_request(),
                                      {{"traceparent", traceparent}, {"X-Request-Id", id}});
       BOOST_TEST(response.result_int() == 200u);
-      BOOST_TEST(std::string(response["traceparent"]) == traceparent);
+      // A later version's further fields are dropped: its first four are echoed.
+      BOOST_TEST(std::string(response["traceparent"]) == traceparent.substr(0, 55));
       BOOST_TEST(logged_trace_id(id) == valid_trace_id);
     }
   }
