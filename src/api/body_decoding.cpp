@@ -25,9 +25,9 @@ std::optional<body_media> parse_body_media_type(std::string_view content_type) {
 
 outcome<decision_request> decode_decision_body(decision_body body) {
   const auto media = parse_body_media_type(body.content_type);
-  if (!media) return failure{415, "Content-Type must be application/json or multipart/form-data"};
+  if (!media) return failure{415, std::string(unreadable_media_type)};
   const auto coding = parse_content_encoding(body.content_encoding);
-  if (!coding) return failure{415, "Content-Encoding must be gzip, zstd or identity"};
+  if (!coding) return failure{415, std::string(unreadable_coding)};
   auto decoded = decode_content(std::move(body.bytes), *coding, max_body_bytes);
   if (!decoded) return decoded.error();
   if (*media == body_media::json) {

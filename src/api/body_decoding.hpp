@@ -17,6 +17,12 @@ enum class body_media { json, multipart };
 // (also an absent value) or multipart/form-data; nullopt for any other, which is 415.
 std::optional<body_media> parse_body_media_type(std::string_view content_type);
 
+// The 415 details, the same whether the header stage (routes) or this stage refuses.
+inline constexpr std::string_view unreadable_media_type =
+    "Content-Type must be application/json or multipart/form-data";
+inline constexpr std::string_view unreadable_coding =
+    "Content-Encoding must be gzip, zstd or identity";
+
 // `body` decoded and validated: 415 for a media type or coding the server does not read
 // (routes refuse them on the headers already); the content decoding's 400/413; the multipart
 // form's 400/413 and 422 without a `request` part; the JSON's 400; the contract's 422.

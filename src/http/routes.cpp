@@ -214,9 +214,9 @@ request_plan plan_request(const http_request_header& header, const decision_engi
     if (header.method() != http::verb::post)
       refuse(405, "method not allowed").set(http::field::allow, "POST");
     else if (!parse_body_media_type(content_type))
-      refuse(415, "Content-Type must be application/json or multipart/form-data");
+      refuse(415, std::string(unreadable_media_type));
     else if (!body_coding(header))
-      refuse(415, "Content-Encoding must be gzip, zstd or identity");
+      refuse(415, std::string(unreadable_coding));
     else if (!engine.ready())
       set_retry_after(refuse(503, engine.unavailable_detail()), 1);
     else
