@@ -1,7 +1,9 @@
-// cuda_backend: a pass of requests enqueued one after another on one stream; for each request,
-// vision once, the prompt opening once while it stays the same, the questions' shared prefix
-// once, the questions' suffixes batched into one pass, one copy of its letter logits back;
-// stage times from CUDA events.
+// cuda_backend: a pass of requests enqueued on one stream as packs (prep/request_packs.hpp):
+// requests whose questions run whole after the prompt opening go through one packed language
+// pass together, each question a run; any other request runs alone: vision once, the prompt
+// opening once while it stays the same, the questions' shared prefix once, the questions'
+// suffixes batched into one pass. One copy of a pack's letter logits back; stage times from CUDA
+// events.
 #include "gpu/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -24,7 +26,9 @@
 #include "gpu/pinned_pictures.hpp"
 #include "gpu/vision_forward.hpp"
 #include "gpu/vision_graphs.hpp"
+#include "gpu/pass_workspace.hpp"
 #include "kernels/gated_deltanet.hpp"
+#include "prep/request_packs.hpp"
 #include "prep/shared_prefix.hpp"
 
 namespace cua_s1 {
@@ -65,19 +69,26 @@ class event {
   cudaEvent_t event_ = nullptr;
 };
 
-// The events around one request of a pass: its vision from `start` to `vision_done`, its
-// language passes from there to `done`.
-struct request_events {
+// The events around one pack of a pass: its vision from `start` to `vision_done`, its language
+// passes from there to `done`.
+struct pack_events {
   event start, vision_done, done;
 };
 
 // One request of a pass once enqueued: where its letter logits land, or why it could not be
 // enqueued.
 struct enqueued_request {
+  size_t index = 0;  // in the pass: where its outcome goes
   const prepared_request* request = nullptr;
   const float* host_logits = nullptr;
   std::optional<failure> error;
-  request_events* events = nullptr;
+};
+
+// The requests of one pack once enqueued, and the events its stage times come from (null when
+// it failed before they were recorded).
+struct enqueued_pack {
+  std::vector<enqueued_request> requests;
+  const pack_events* events = nullptr;
 };
 
 class cuda_backend final : public backend {
@@ -91,7 +102,8 @@ class cuda_backend final : public backend {
                                                     options.reuse_prompt_opening)),
         graphs_(plan_.graphs ? options.graph_cache : 0),
         vision_graphs_(std::min(plan_.graphs ? options.graph_cache : 0, max_vision_graphs)),
-        merged_(options.merge_language_lora) {
+        merged_(options.merge_language_lora),
+        max_pass_rows_(options.max_pass_rows) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -104,6 +116,14 @@ class cuda_backend final : public backend {
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     device_weights_ = std::make_unique<gpu::device_weights>(*weights_, merged_);
     gemm_ = std::make_unique<gpu::lt_gemm>();
+    if (plan_.batch_questions) {
+      // A pass at the full row budget must fit: run one now, so that the server fails at
+      // startup rather than under load, and the memory pool keeps what it needs.
+      gpu::forward_context ctx = context();
+      gpu::reserve_pass_workspace(ctx, weights_->config, device_weights_->language, graphs_,
+                                  int64_t(kernels::delta_rule_chunk), int64_t(max_pass_rows_));
+      staging_.reset();
+    }
     description_ = "cuda (" + std::string(properties.name) + ", sm_" +
                    std::to_string(properties.major) + std::to_string(properties.minor) + ", " +
                    std::to_string(device_weights_->bytes() >> 20) + " MiB of weights, language LoRA " +
@@ -142,35 +162,43 @@ class cuda_backend final : public backend {
 
   // Reads the events and the pinned logits of a finished pass, request by request. An error
   // here is the device's: it fails every request of the pass.
-  pass_result finish(const std::vector<enqueued_request>& requests, cudaEvent_t done) {
+  pass_result finish(const std::vector<enqueued_pack>& packs, cudaEvent_t done) {
     pass_result pass;
+    size_t count = 0;
+    for (const enqueued_pack& pack : packs) count += pack.requests.size();
+    // Outcomes in the pass's order of requests (a pack may take requests from further on).
+    pass.requests.assign(count, failure{500, "cuda backend: the request was not run"});
     try {
       if (done) check_cuda(cudaEventSynchronize(done), "the run on the GPU");
-      for (const enqueued_request& enqueued : requests) {
-        if (enqueued.error) {
-          pass.requests.push_back(*enqueued.error);
-          continue;
+      for (const enqueued_pack& pack : packs) {
+        if (pack.events) {
+          float vision_ms = 0, language_ms = 0;
+          const pack_events& events = *pack.events;
+          check_cuda(cudaEventElapsedTime(&vision_ms, events.start.get(), events.vision_done.get()),
+                     "cudaEventElapsedTime");
+          check_cuda(cudaEventElapsedTime(&language_ms, events.vision_done.get(), events.done.get()),
+                     "cudaEventElapsedTime");
+          pass.seconds.vision += vision_ms / 1e3;
+          pass.seconds.language += language_ms / 1e3;
         }
-        float vision_ms = 0, language_ms = 0;
-        const request_events& events = *enqueued.events;
-        check_cuda(cudaEventElapsedTime(&vision_ms, events.start.get(), events.vision_done.get()),
-                   "cudaEventElapsedTime");
-        check_cuda(cudaEventElapsedTime(&language_ms, events.vision_done.get(), events.done.get()),
-                   "cudaEventElapsedTime");
-        pass.seconds.vision += vision_ms / 1e3;
-        pass.seconds.language += language_ms / 1e3;
-        std::vector<question_logits> answers;
-        size_t offset = 0;
-        for (const prepared_question& question : enqueued.request->questions) {
-          answers.push_back({std::vector<float>(enqueued.host_logits + offset,
-                                                enqueued.host_logits + offset +
-                                                    question.letter_ids.size())});
-          offset += question.letter_ids.size();
+        for (const enqueued_request& enqueued : pack.requests) {
+          if (enqueued.error) {
+            pass.requests.at(enqueued.index) = *enqueued.error;
+            continue;
+          }
+          std::vector<question_logits> answers;
+          size_t offset = 0;
+          for (const prepared_question& question : enqueued.request->questions) {
+            answers.push_back({std::vector<float>(enqueued.host_logits + offset,
+                                                  enqueued.host_logits + offset +
+                                                      question.letter_ids.size())});
+            offset += question.letter_ids.size();
+          }
+          pass.requests.at(enqueued.index) = std::move(answers);
         }
-        pass.requests.push_back(std::move(answers));
       }
     } catch (const std::exception& error) {
-      pass.requests.assign(requests.size(), fail(error));
+      pass.requests.assign(count, fail(error));
       pass.seconds = {};
     }
     last_ = pass.seconds;
@@ -182,8 +210,21 @@ class cuda_backend final : public backend {
   pixel_values_on pixel_values_made() const override { return pixel_values_on::backend; }
 
  private:
+  gpu::forward_context context() {
+    gpu::forward_context ctx;
+    ctx.stream = stream_;
+    ctx.gemm = gemm_.get();
+    ctx.plan = plan_;
+    ctx.probe = probe_ ? &probe_ : nullptr;
+    ctx.staging = &staging_;
+    return ctx;
+  }
+
   const float* enqueue_request(const gpu::forward_context& ctx, const prepared_request& request,
-                               const request_events& events);
+                               const pack_events& events);
+  std::vector<const float*> enqueue_pack(const gpu::forward_context& ctx,
+                                         std::span<const prepared_request* const> requests,
+                                         const pack_events& events);
 
   std::shared_ptr<const model_weights> weights_;
   int device_;
@@ -194,10 +235,11 @@ class cuda_backend final : public backend {
   std::unique_ptr<gpu::lt_gemm> gemm_;
   gpu::language_graphs graphs_;
   gpu::vision_graphs vision_graphs_;
-  std::vector<std::unique_ptr<request_events>> events_;  // one per request of the largest pass
+  std::vector<std::unique_ptr<pack_events>> events_;  // one per pack of the largest pass
   gpu::host_staging staging_;
   bool broken_ = false;
   bool merged_;
+  size_t max_pass_rows_;
   std::string description_;
   stage_seconds last_;
 };
@@ -205,14 +247,14 @@ class cuda_backend final : public backend {
 // A pass enqueued on the stream; ready once its last request's `done` event has completed.
 class cuda_pending_run final : public pending_run {
  public:
-  cuda_pending_run(cuda_backend& owner, std::vector<enqueued_request> requests, cudaEvent_t done)
-      : owner_(owner), requests_(std::move(requests)), done_(done) {}
+  cuda_pending_run(cuda_backend& owner, std::vector<enqueued_pack> packs, cudaEvent_t done)
+      : owner_(owner), packs_(std::move(packs)), done_(done) {}
   bool ready() override { return !done_ || cudaEventQuery(done_) != cudaErrorNotReady; }
-  pass_result collect() override { return owner_.finish(requests_, done_); }
+  pass_result collect() override { return owner_.finish(packs_, done_); }
 
  private:
   cuda_backend& owner_;
-  std::vector<enqueued_request> requests_;
+  std::vector<enqueued_pack> packs_;
   cudaEvent_t done_;  // null when no request could be enqueued
 };
 
@@ -234,37 +276,50 @@ std::unique_ptr<pending_run> cuda_backend::start(request_batch requests) {
   last_ = {};
   if (broken_)
     return std::make_unique<failed_run>(failure{500, "cuda backend is unusable"}, requests.size());
-  gpu::forward_context ctx;
+  // Packs only where the plan batches questions (not the stage probe's one-prompt passes).
+  const size_t opening = plan_.keep_opening ? size_t(kernels::delta_rule_chunk) : 0;
+  std::vector<request_pack> packs;
   try {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     staging_.reset();  // the previous pass has been collected
-    while (events_.size() < requests.size()) events_.push_back(std::make_unique<request_events>());
+    if (plan_.batch_questions) {
+      packs = language_packs(requests, opening, size_t(kernels::delta_rule_chunk),
+                             size_t(kernels::max_runs), max_pass_rows_);
+    } else {
+      for (size_t i = 0; i < requests.size(); ++i) packs.push_back({i});
+    }
+    while (events_.size() < packs.size()) events_.push_back(std::make_unique<pack_events>());
   } catch (const std::exception& error) {
     return std::make_unique<failed_run>(fail(error), requests.size());
   }
-  ctx.stream = stream_;
-  ctx.gemm = gemm_.get();
-  ctx.plan = plan_;
-  ctx.probe = probe_ ? &probe_ : nullptr;
-  ctx.staging = &staging_;
-  // For now the requests of a pass run one after another, each exactly as it would alone (the
-  // same kernels, graphs and numerics), enqueued back to back on the stream so that the pass
-  // needs one poll. Issue 25's packed passes go here: the vision encoder over every image of the
-  // pass at once, then every request's shared prefix in one packed language pass, then every
-  // question suffix of every request in one more, each continuing from its own request's state.
-  std::vector<enqueued_request> enqueued;
+  const gpu::forward_context ctx = context();
+  // Packs of several requests run their language layers as one pass; a pack of one runs as
+  // the request would alone (its graphs, its shared prefix). All enqueued back to back on the
+  // stream, so that the pass needs one poll.
+  std::vector<enqueued_pack> enqueued;
   cudaEvent_t last_done = nullptr;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    enqueued_request one{requests[i], nullptr, std::nullopt, events_[i].get()};
+  for (size_t p = 0; p < packs.size(); ++p) {
+    enqueued_pack pack;
+    std::vector<const prepared_request*> members;
+    for (const size_t i : packs[p]) members.push_back(requests[i]);
     try {
-      one.host_logits = enqueue_request(ctx, *requests[i], *events_[i]);
-      last_done = events_[i]->done.get();
+      std::vector<const float*> logits;
+      if (members.size() == 1)
+        logits.push_back(enqueue_request(ctx, *members.front(), *events_[p]));
+      else
+        logits = enqueue_pack(ctx, members, *events_[p]);
+      for (size_t m = 0; m < members.size(); ++m)
+        pack.requests.push_back({packs[p][m], members[m], logits[m], std::nullopt});
+      pack.events = events_[p].get();
+      last_done = events_[p]->done.get();
     } catch (const std::exception& error) {
-      one.error = fail(error);
+      const failure why = fail(error);
       // A sticky error breaks the device for every request of the pass.
-      if (broken_) return std::make_unique<failed_run>(*one.error, requests.size());
+      if (broken_) return std::make_unique<failed_run>(why, requests.size());
+      for (size_t m = 0; m < members.size(); ++m)
+        pack.requests.push_back({packs[p][m], members[m], nullptr, why});
     }
-    enqueued.push_back(std::move(one));
+    enqueued.push_back(std::move(pack));
   }
   return std::make_unique<cuda_pending_run>(*this, std::move(enqueued), last_done);
 }
@@ -273,13 +328,14 @@ std::unique_ptr<pending_run> cuda_backend::start(request_batch requests) {
 // (returned; valid until the next pass starts), between `events`.
 const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
                                            const prepared_request& request,
-                                           const request_events& events) {
+                                           const pack_events& events) {
   const model_config& config = weights_->config;
 
   check_cuda(cudaEventRecord(events.start.get(), stream_), "cudaEventRecord");
   const float* features =
       vision_graphs_.encode(ctx, config.vision, device_weights_->vision, request.pixels);
-  const int64_t image_rows = gpu::image_feature_rows(config.vision, request.pixels.grid);
+  const gpu::run_images image =
+      gpu::one_image(features, gpu::image_feature_rows(config.vision, request.pixels.grid));
   check_cuda(cudaEventRecord(events.vision_done.get(), stream_), "cudaEventRecord");
 
   size_t letters = 0;
@@ -299,31 +355,32 @@ const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
       suffix_batches(request, size_t(suffix_start), max_batch_rows,
                      plan_.batch_questions ? size_t(kernels::max_runs) : 1);
   graphs_.reserve_rows(config.text, rows_needed(request, batches, suffix_start), stream_);
-  const std::span<const prepared_question> questions(request.questions);
+  std::vector<const prepared_question*> questions;
+  for (const prepared_question& question : request.questions) questions.push_back(&question);
   int64_t start = 0;  // where the next segment starts and which GDN state it resumes
   gpu::gdn_slot resume = gpu::gdn_slot::none;
   if (opening > 0) {
-    graphs_.enqueue_opening(ctx, config, device_weights_->language, questions.front(), opening,
-                            features, image_rows);
+    graphs_.enqueue_opening(ctx, config, device_weights_->language, request.questions.front(),
+                            opening, image);
     start = opening;
     resume = gpu::gdn_slot::opening;
   }
   if (shared > start) {
-    graphs_.enqueue(ctx, config, device_weights_->language, questions.first(1),
+    graphs_.enqueue(ctx, config, device_weights_->language, std::span(questions).first(1),
                     gpu::segment{start, {shared - start}, resume, gpu::gdn_slot::prefix, false},
-                    features, image_rows, nullptr);
+                    image, nullptr);
     start = shared;
     resume = gpu::gdn_slot::prefix;
   }
   size_t offset = 0;
   for (const question_batch& batch : batches) {
-    const auto batch_questions = questions.subspan(batch.first, batch.count);
+    const auto batch_questions = std::span(questions).subspan(batch.first, batch.count);
     gpu::segment part{start, {}, resume, gpu::gdn_slot::none, true};
-    for (const prepared_question& question : batch_questions)
-      part.lengths.push_back(int64_t(question.input_ids.size()) - start);
-    graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part,
-                    features, image_rows, logits.get() + offset);
-    for (const prepared_question& question : batch_questions) offset += question.letter_ids.size();
+    for (const prepared_question* question : batch_questions)
+      part.lengths.push_back(int64_t(question->input_ids.size()) - start);
+    graphs_.enqueue(ctx, config, device_weights_->language, batch_questions, part, image,
+                    logits.get() + offset);
+    for (const prepared_question* question : batch_questions) offset += question->letter_ids.size();
   }
   float* host_logits = staging_.reserve<float>(letters);
   check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
@@ -332,6 +389,83 @@ const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
   check_cuda(cudaEventRecord(events.done.get(), stream_), "cudaEventRecord");
   // Device buffers are freed stream-ordered as they go out of scope: after the work above.
   return host_logits;
+}
+
+// Enqueues a pack (prep/request_packs.hpp): the vision encoder over all its images in one pass,
+// their features back to back, then one language pass of every question after the opening the
+// pack shares, each a run resuming from the opening's state; both eagerly (a pack's shape seldom
+// comes again); one copy of all letter logits into pinned memory. Returns each request's logits
+// there.
+std::vector<const float*> cuda_backend::enqueue_pack(
+    const gpu::forward_context& ctx, std::span<const prepared_request* const> requests,
+    const pack_events& events) {
+  const model_config& config = weights_->config;
+  const int64_t hidden = config.vision.out_hidden_size;
+
+  check_cuda(cudaEventRecord(events.start.get(), stream_), "cudaEventRecord");
+  // The pack's own image plans (one per size; the graph cache's may be evicted while the pack
+  // uses them) and uploaded inputs.
+  std::vector<gpu::image_plan> plans;
+  std::vector<gpu::device_buffer<uint8_t>> inputs;
+  std::vector<gpu::encoder_image> images;
+  std::vector<size_t> plan_of;
+  for (const prepared_request* request : requests) {
+    size_t p = 0;
+    while (p < plans.size() && !plans[p].fits(request->pixels)) ++p;
+    if (p == plans.size()) plans.push_back(gpu::make_image_plan(ctx, config.vision, request->pixels));
+    plan_of.push_back(p);
+  }
+  gpu::run_images features{nullptr, {}, {}};
+  std::vector<const prepared_question*> questions;
+  int64_t feature_rows = 0;
+  for (size_t m = 0; m < requests.size(); ++m) {
+    const gpu::image_plan& plan = plans[plan_of[m]];
+    inputs.emplace_back(plan.input_bytes(config.vision), stream_);
+    gpu::upload_image(ctx, plan, requests[m]->pixels, inputs.back().get());
+    images.push_back({&plan, inputs.back().get()});
+    const int64_t rows = gpu::image_feature_rows(config.vision, plan.grid);
+    for (const prepared_question& question : requests[m]->questions) {
+      questions.push_back(&question);
+      features.first_row.push_back(feature_rows);
+      features.rows.push_back(rows);
+    }
+    feature_rows += rows;
+  }
+  gpu::device_buffer<float> feature_buffer(size_t(feature_rows * hidden), stream_);
+  features.features = feature_buffer.get();
+  gpu::enqueue_encoder(ctx, config.vision, device_weights_->vision, images, feature_buffer.get());
+  check_cuda(cudaEventRecord(events.vision_done.get(), stream_), "cudaEventRecord");
+
+  const int64_t opening = plan_.keep_opening ? int64_t(kernels::delta_rule_chunk) : 0;
+  gpu::segment part{opening, {}, opening > 0 ? gpu::gdn_slot::opening : gpu::gdn_slot::none,
+                    gpu::gdn_slot::none, true};
+  size_t letters = 0;
+  for (const prepared_question* question : questions) {
+    part.lengths.push_back(int64_t(question->input_ids.size()) - opening);
+    letters += question->letter_ids.size();
+  }
+  graphs_.reserve_rows(config.text, opening + part.tokens(), stream_);
+  if (opening > 0)
+    graphs_.enqueue_opening(
+        ctx, config, device_weights_->language, *questions.front(), opening,
+        {features.features, {features.first_row.front()}, {features.rows.front()}});
+  gpu::device_buffer<float> logits(letters, stream_);
+  graphs_.enqueue_eagerly(ctx, config, device_weights_->language, questions, part, features,
+                          logits.get());
+  float* host_logits = staging_.reserve<float>(letters);
+  check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
+                             cudaMemcpyDeviceToHost, stream_),
+             "cudaMemcpyAsync (logits)");
+  check_cuda(cudaEventRecord(events.done.get(), stream_), "cudaEventRecord");
+
+  std::vector<const float*> answers;
+  size_t offset = 0;
+  for (const prepared_request* request : requests) {
+    answers.push_back(host_logits + offset);
+    for (const prepared_question& question : request->questions)
+      offset += question.letter_ids.size();
+  }
+  return answers;
 }
 
 }  // namespace

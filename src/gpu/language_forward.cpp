@@ -15,9 +15,11 @@
 namespace cua_s1::gpu {
 namespace {
 
-// Per token: the embedding row (id >= 0) or image row r (-r - 1); validated like the CPU backend.
+// Per token: the embedding row (id >= 0) or image row r (-r - 1): the question's image pads take
+// rows [first_row, first_row + image_rows); validated like the CPU backend.
 std::vector<int32_t> token_sources(const model_config& config, int64_t vocab,
-                                   const prepared_question& question, int64_t image_rows) {
+                                   const prepared_question& question, int64_t first_row,
+                                   int64_t image_rows) {
   std::vector<int32_t> sources;
   sources.reserve(question.input_ids.size());
   int64_t image_row = 0;
@@ -25,7 +27,7 @@ std::vector<int32_t> token_sources(const model_config& config, int64_t vocab,
     if (id < 0 || id >= vocab) throw std::invalid_argument("token id outside the vocabulary");
     if (id == config.image_token_id) {
       if (image_row == image_rows) throw std::invalid_argument("more image pads than features");
-      sources.push_back(int32_t(-image_row - 1));
+      sources.push_back(int32_t(-(first_row + image_row) - 1));
       ++image_row;
     } else {
       sources.push_back(id);
@@ -302,15 +304,17 @@ int64_t segment::tokens() const {
 
 language_inputs upload_language_inputs(const forward_context& ctx, const model_config& model,
                                        const device_language& weights,
-                                       std::span<const prepared_question> questions,
-                                       const segment& part, const float* image_features,
-                                       int64_t image_rows, prompt_cache& cache,
-                                       language_buffers& buffers) {
+                                       std::span<const prepared_question* const> questions,
+                                       const segment& part, const run_images& images,
+                                       prompt_cache& cache, language_buffers& buffers) {
   const text_config& config = model.text;
   const cudaStream_t s = ctx.stream;
   const int64_t hidden = config.hidden_size;
   if (questions.size() != part.lengths.size())
     throw std::invalid_argument("one question per run of the segment");
+  if (images.first_row.size() != images.rows.size() ||
+      (images.rows.size() != 1 && images.rows.size() != questions.size()))
+    throw std::invalid_argument("one image for every run or one for each");
   const kernels::row_runs runs = kernels::runs_of(part.lengths);
   const int64_t tokens = runs.rows();
   if (part.start < 0 || part.start + tokens > cache.capacity)
@@ -320,7 +324,7 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
   std::vector<int32_t> sources;
   std::vector<int32_t> letters(questions.size() * max_letters);
   for (size_t r = 0; r < questions.size(); ++r) {
-    const prepared_question& question = questions[r];
+    const prepared_question& question = *questions[r];
     const int64_t prompt = int64_t(question.input_ids.size()), length = part.lengths[r];
     if (prompt == 0 || question.positions.axes[0].size() != size_t(prompt))
       throw std::invalid_argument("positions do not match the prompt");
@@ -331,7 +335,9 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
       positions.axes[axis].insert(positions.axes[axis].end(),
                                   question.positions.axes[axis].begin() + part.start,
                                   question.positions.axes[axis].begin() + part.start + length);
-    const std::vector<int32_t> all = token_sources(model, weights.vocab, question, image_rows);
+    const size_t image = images.rows.size() == 1 ? 0 : r;
+    const std::vector<int32_t> all = token_sources(model, weights.vocab, question,
+                                                   images.first_row[image], images.rows[image]);
     sources.insert(sources.end(), all.begin() + part.start, all.begin() + part.start + length);
     // Every letter slot is read out (the unused ones repeat letter 0), so a captured graph
     // serves any option count.
@@ -352,8 +358,8 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
   }
   device_buffer<int32_t> device_sources(size_t(tokens), s);
   ctx.upload(sources.data(), size_t(tokens), device_sources.get());
-  kernels::embed_tokens(weights.embed_tokens, image_features, device_sources.get(), tokens, hidden,
-                        buffers.h.get(), s);
+  kernels::embed_tokens(weights.embed_tokens, images.features, device_sources.get(), tokens,
+                        hidden, buffers.h.get(), s);
   ctx.upload(table.cos.data(), table.cos.size(), buffers.cos.get());
   ctx.upload(table.sin.data(), table.sin.size(), buffers.sin.get());
   ctx.upload(letters.data(), letters.size(), buffers.letters.get());
@@ -439,22 +445,23 @@ void enqueue_layers_and_readout(const forward_context& ctx, const model_config& 
 }
 
 void enqueue_segment(const forward_context& ctx, const model_config& model,
-                     const device_language& weights, std::span<const prepared_question> questions,
-                     const segment& part, const float* image_features, int64_t image_rows,
-                     prompt_cache& cache, float* logits) {
+                     const device_language& weights,
+                     std::span<const prepared_question* const> questions, const segment& part,
+                     const run_images& images, prompt_cache& cache, float* logits) {
   language_buffers buffers;
-  const language_inputs inputs = upload_language_inputs(
-      ctx, model, weights, questions, part, image_features, image_rows, cache, buffers);
+  const language_inputs inputs =
+      upload_language_inputs(ctx, model, weights, questions, part, images, cache, buffers);
   enqueue_layers_and_readout(ctx, model, weights, inputs);
   copy_letter_logits(ctx, questions, inputs, logits);
 }
 
-void copy_letter_logits(const forward_context& ctx, std::span<const prepared_question> questions,
+void copy_letter_logits(const forward_context& ctx,
+                        std::span<const prepared_question* const> questions,
                         const language_inputs& inputs, float* logits) {
   if (!inputs.part.readout) return;
   size_t offset = 0;
   for (size_t r = 0; r < questions.size(); ++r) {
-    const size_t count = questions[r].letter_ids.size();
+    const size_t count = questions[r]->letter_ids.size();
     check_cuda(cudaMemcpyAsync(logits + offset, inputs.logits + r * max_letters,
                                count * sizeof(float), cudaMemcpyDeviceToDevice, ctx.stream),
                "cudaMemcpyAsync (logits)");

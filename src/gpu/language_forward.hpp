@@ -38,7 +38,8 @@ prompt_cache make_prompt_cache(const text_config& config, int64_t capacity, cuda
 
 // One pass of the layer stack over prompt positions [start, start + lengths[r]) of one or more
 // questions, stacked row-wise as runs (kernels/row_runs.hpp): the questions' suffixes after a
-// shared prefix go through every GEMM together. Attention layers write run r's K/V rows into
+// shared prefix, or the prompts of several requests after the opening they share, go through
+// every GEMM together. Attention layers write run r's K/V rows into
 // the cache at rows start + (the lengths before r) and each run reads the cache's first `start`
 // rows followed by its own.
 struct segment {
@@ -53,6 +54,17 @@ struct segment {
 
 // Device inputs and outputs of the layer stack for one segment shape; reused (and captured
 // into a CUDA graph) while the segment stays the same.
+// The image feature rows on the device ([rows, hidden]) a segment's image pads take: run r's
+// pads take rows first_row[r] onwards, rows[r] of them; a single entry serves every run (the
+// questions on one screenshot), one entry per run packs several requests' images.
+struct run_images {
+  const float* features = nullptr;
+  std::vector<int64_t> first_row, rows;
+};
+inline run_images one_image(const float* features, int64_t rows) {
+  return {features, {0}, {rows}};
+}
+
 struct language_buffers {
   int64_t tokens = 0;
   size_t runs = 0;
@@ -79,10 +91,9 @@ struct language_inputs {
 // rows.
 language_inputs upload_language_inputs(const forward_context& ctx, const model_config& config,
                                        const device_language& weights,
-                                       std::span<const prepared_question> questions,
-                                       const segment& part, const float* image_features,
-                                       int64_t image_rows, prompt_cache& cache,
-                                       language_buffers& buffers);
+                                       std::span<const prepared_question* const> questions,
+                                       const segment& part, const run_images& images,
+                                       prompt_cache& cache, language_buffers& buffers);
 
 // The decoder layers and, when the segment reads out, the final norm and the 26-slot letter
 // readout of each run: no uploads and only stream-ordered allocations, so it can be captured into
@@ -90,17 +101,17 @@ language_inputs upload_language_inputs(const forward_context& ctx, const model_c
 void enqueue_layers_and_readout(const forward_context& ctx, const model_config& config,
                                 const device_language& weights, const language_inputs& inputs);
 
-// Enqueues the segment eagerly (image pads take the rows of `image_features` [image_rows,
-// hidden]) and, when it reads out, writes each question's letter logits to `logits` (device),
-// question after question.
+// Enqueues the segment eagerly (image pads take the rows `images` names) and, when it reads
+// out, writes each question's letter logits to `logits` (device), question after question.
 void enqueue_segment(const forward_context& ctx, const model_config& config,
-                     const device_language& weights, std::span<const prepared_question> questions,
-                     const segment& part, const float* image_features, int64_t image_rows,
-                     prompt_cache& cache, float* logits);
+                     const device_language& weights,
+                     std::span<const prepared_question* const> questions, const segment& part,
+                     const run_images& images, prompt_cache& cache, float* logits);
 
 // Copies the questions' letter logits of a segment that read out to `logits` (device), question
 // after question.
-void copy_letter_logits(const forward_context& ctx, std::span<const prepared_question> questions,
+void copy_letter_logits(const forward_context& ctx,
+                        std::span<const prepared_question* const> questions,
                         const language_inputs& inputs, float* logits);
 
 }  // namespace cua_s1::gpu

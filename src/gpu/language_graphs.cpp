@@ -23,36 +23,48 @@ void language_graphs::reserve_rows(const text_config& config, int64_t rows, cuda
 void language_graphs::enqueue_opening(const forward_context& ctx, const model_config& config,
                                       const device_language& weights,
                                       const prepared_question& question, int64_t tokens,
-                                      const float* image_features, int64_t image_rows) {
+                                      const run_images& images) {
   if (tokens <= 0 || size_t(tokens) >= question.input_ids.size())
     throw std::invalid_argument("the opening must leave the question a token to read out");
   const std::vector<int32_t> ids(question.input_ids.begin(), question.input_ids.begin() + tokens);
   if (cache_.opening == ids) return;
   const segment opening{0, {tokens}, gdn_slot::none, gdn_slot::opening, false};
-  enqueue(ctx, config, weights, std::span(&question, 1), opening, image_features, image_rows,
-          nullptr);
+  const prepared_question* const one[] = {&question};
+  enqueue(ctx, config, weights, one, opening, images, nullptr);
   cache_.opening = ids;  // after the enqueue: a failed one leaves no opening behind
 }
 
-void language_graphs::enqueue(const forward_context& ctx, const model_config& config,
-                              const device_language& weights,
-                              std::span<const prepared_question> questions, const segment& part,
-                              const float* image_features, int64_t image_rows, float* logits) {
-  reserve_rows(config.text, part.start + part.tokens(), ctx.stream);
+void language_graphs::prepare_cache(const segment& part, const text_config& config,
+                                    cudaStream_t stream) {
+  reserve_rows(config, part.start + part.tokens(), stream);
   if (part.resume == gdn_slot::opening && size_t(part.start) != cache_.opening.size())
     throw std::logic_error("the segment resumes from an opening the prompt cache does not hold");
   // A segment overwriting the opening's K/V rows or GDN state ends it.
   if (part.start < int64_t(cache_.opening.size()) || part.keep == gdn_slot::opening)
     cache_.opening.clear();
+}
+
+void language_graphs::enqueue_eagerly(const forward_context& ctx, const model_config& config,
+                                      const device_language& weights,
+                                      std::span<const prepared_question* const> questions,
+                                      const segment& part, const run_images& images,
+                                      float* logits) {
+  prepare_cache(part, config.text, ctx.stream);
+  enqueue_segment(ctx, config, weights, questions, part, images, cache_, logits);
+}
+
+void language_graphs::enqueue(const forward_context& ctx, const model_config& config,
+                              const device_language& weights,
+                              std::span<const prepared_question* const> questions,
+                              const segment& part, const run_images& images, float* logits) {
+  prepare_cache(part, config.text, ctx.stream);
   if (graphs_.capacity() == 0 || uncapturable_.count(part))
-    return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
-                           cache_, logits);
+    return enqueue_segment(ctx, config, weights, questions, part, images, cache_, logits);
 
   entry* e = graphs_.find(part);
   if (!e) e = &graphs_.emplace(part, [] { return entry{}; });
-  const language_inputs inputs = upload_language_inputs(ctx, config, weights, questions, part,
-                                                        image_features, image_rows, cache_,
-                                                        e->buffers);
+  const language_inputs inputs =
+      upload_language_inputs(ctx, config, weights, questions, part, images, cache_, e->buffers);
   if (!e->graph) {
     outcome<cuda_graph> captured = cuda_graph::capture(
         ctx.stream, [&] { enqueue_layers_and_readout(ctx, config, weights, inputs); });
@@ -64,8 +76,7 @@ void language_graphs::enqueue(const forward_context& ctx, const model_config& co
                  {"fallback", "eager"}});
       uncapturable_.insert(part);
       graphs_.erase(part);
-      return enqueue_segment(ctx, config, weights, questions, part, image_features, image_rows,
-                             cache_, logits);
+      return enqueue_segment(ctx, config, weights, questions, part, images, cache_, logits);
     }
     e->graph = std::move(*captured);
   }

@@ -24,9 +24,15 @@ class language_graphs {
   // As enqueue_segment on this object's prompt cache, through the cached graph of the segment
   // (eager when the capacity is 0 or the segment failed to capture).
   void enqueue(const forward_context& ctx, const model_config& config,
-               const device_language& weights, std::span<const prepared_question> questions,
-               const segment& part, const float* image_features, int64_t image_rows,
-               float* logits);
+               const device_language& weights, std::span<const prepared_question* const> questions,
+               const segment& part, const run_images& images, float* logits);
+
+  // As enqueue, always eagerly: for segments unlikely to come again (several requests packed
+  // into one pass), whose capture would cost more than it saves and evict graphs that return.
+  void enqueue_eagerly(const forward_context& ctx, const model_config& config,
+                       const device_language& weights,
+                       std::span<const prepared_question* const> questions, const segment& part,
+                       const run_images& images, float* logits);
 
   // Makes the prompt cache hold the K/V rows and GDN state (slot opening) of `question`'s first
   // `tokens` positions, the opening every request shares (prep/shared_prefix.hpp): runs them
@@ -34,7 +40,7 @@ class language_graphs {
   // start at `tokens`.
   void enqueue_opening(const forward_context& ctx, const model_config& config,
                        const device_language& weights, const prepared_question& question,
-                       int64_t tokens, const float* image_features, int64_t image_rows);
+                       int64_t tokens, const run_images& images);
 
   // Grows the prompt cache to hold `rows` (at least 4096, the longest valid prompt); graphs and
   // the opening point into the old one, so growing drops them. Reserve a request's rows before
@@ -45,6 +51,9 @@ class language_graphs {
   void clear();
 
  private:
+  // Makes the prompt cache fit the segment and drops the opening it overwrites.
+  void prepare_cache(const segment& part, const text_config& config, cudaStream_t stream);
+
   struct entry {
     language_buffers buffers;
     cuda_graph graph;  // destroyed before the buffers it reads

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "gpu/picture_resize.hpp"
 #include "kernels/elementwise.hpp"
@@ -18,9 +19,12 @@ namespace {
 
 constexpr float layer_norm_eps = 1e-6f;
 
+// One block over the rows of every image of the pass (`runs`: one per image, attention within
+// each); `cos` / `sin` hold every row's rotary angles.
 void run_block(const forward_context& ctx, const vision_config& config,
-               const device_vision_block& block, const image_plan& plan, int64_t n, float* x) {
-  const int64_t hidden = config.hidden_size;
+               const device_vision_block& block, const float* cos, const float* sin,
+               const kernels::row_runs& runs, float* x) {
+  const int64_t hidden = config.hidden_size, n = runs.rows();
   const cudaStream_t s = ctx.stream;
   device_buffer<bf16> normed(size_t(n * hidden), s);
   kernels::layer_norm_to_bf16(x, n, hidden, block.norm1.weight, block.norm1.bias, layer_norm_eps,
@@ -29,8 +33,8 @@ void run_block(const forward_context& ctx, const vision_config& config,
     device_buffer<float> qkv(size_t(n * 3 * hidden), s);
     ctx.linear(block.qkv, normed.get(), n, qkv.get(), 3 * hidden, false);
     device_buffer<bf16> qkv_rotated(size_t(n * 3 * hidden), s);
-    kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), plan.cos.get(),
-                                   plan.sin.get(), qkv_rotated.get(), s);
+    kernels::vision_rotary_to_bf16(qkv.get(), n, hidden, config.head_dim(), cos, sin,
+                                   qkv_rotated.get(), s);
     kernels::attention_problem problem;
     problem.q = qkv_rotated.get();
     problem.k = qkv_rotated.get() + hidden;
@@ -39,6 +43,7 @@ void run_block(const forward_context& ctx, const vision_config& config,
     problem.out_bf16 = normed.get();  // the attention output, rounded for the proj GEMM
     problem.ldo = hidden;
     problem.tokens = n;
+    problem.runs = runs;
     problem.q_heads = problem.kv_heads = config.num_heads;
     problem.head_dim = config.head_dim();
     problem.scale = 1.0f / std::sqrt(float(config.head_dim()));
@@ -57,17 +62,16 @@ void run_block(const forward_context& ctx, const vision_config& config,
   ctx.linear(block.fc2, activated.get(), n, x, hidden, true);
 }
 
-// The patch embedding's bf16 input [patches, patch_dim] from the uploaded input: the host's fp32
-// pixel values rounded, or (the server's path) made here from the 8-bit picture, resized here to
-// the grid.
-device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config& config,
-                                 const image_plan& plan, const void* input) {
+// The patch embedding's bf16 input [patches, patch_dim] into `inputs`, from the uploaded input:
+// the host's fp32 pixel values rounded, or (the server's path) made here from the 8-bit picture,
+// resized here to the grid.
+void patch_inputs(const forward_context& ctx, const vision_config& config, const image_plan& plan,
+                  const void* input, bf16* inputs) {
   const cudaStream_t s = ctx.stream;
   const size_t count = size_t(plan.patches()) * config.patch_dim();
-  device_buffer<bf16> inputs(count, s);
   if (plan.from_values) {
-    kernels::f32_to_bf16(static_cast<const float*>(input), inputs.get(), int64_t(count), s);
-    return inputs;
+    kernels::f32_to_bf16(static_cast<const float*>(input), inputs, int64_t(count), s);
+    return;
   }
   const pixel_normalization& norm = plan.normalization;
   device_buffer<uint8_t> resized;
@@ -80,8 +84,7 @@ device_buffer<bf16> patch_inputs(const forward_context& ctx, const vision_config
   args.merge = norm.merge_size;
   args.temporal = norm.temporal_patch_size;
   for (int c = 0; c < 3; ++c) args.mean[c] = norm.mean[c], args.std[c] = norm.std[c];
-  kernels::patchify_to_bf16(args, inputs.get(), s);
-  return inputs;
+  kernels::patchify_to_bf16(args, inputs, s);
 }
 
 }  // namespace
@@ -159,27 +162,67 @@ void upload_image(const forward_context& ctx, const image_plan& plan, const prep
 void enqueue_encoder(const forward_context& ctx, const vision_config& config,
                      const device_vision& weights, const image_plan& plan, const void* input,
                      float* features) {
-  const int64_t n = plan.patches(), hidden = config.hidden_size;
+  const encoder_image one[] = {{&plan, input}};
+  enqueue_encoder(ctx, config, weights, one, features);
+}
+
+void enqueue_encoder(const forward_context& ctx, const vision_config& config,
+                     const device_vision& weights, std::span<const encoder_image> images,
+                     float* features) {
+  const int64_t hidden = config.hidden_size;
   const cudaStream_t s = ctx.stream;
+  std::vector<int64_t> patches;
+  for (const encoder_image& image : images) patches.push_back(image.plan->patches());
+  const kernels::row_runs runs = kernels::runs_of(patches);  // 1 to 8 images
+  const int64_t n = runs.rows();
   device_buffer<float> x(size_t(n * hidden), s);
   {
-    const device_buffer<bf16> pixels = patch_inputs(ctx, config, plan, input);
+    device_buffer<bf16> pixels(size_t(n) * config.patch_dim(), s);
+    for (size_t i = 0; i < images.size(); ++i)
+      patch_inputs(ctx, config, *images[i].plan, images[i].input,
+                   pixels.get() + runs.bounds[i] * config.patch_dim());
     ctx.linear(weights.patch_embed, pixels.get(), n, x.get(), hidden, false);
   }
-  kernels::add_position_embedding(x.get(), n, hidden, weights.pos_embed, plan.tap_rows.get(),
-                                  plan.tap_weights.get(), s);
+  for (size_t i = 0; i < images.size(); ++i)
+    kernels::add_position_embedding(x.get() + runs.bounds[i] * hidden, patches[i], hidden,
+                                    weights.pos_embed, images[i].plan->tap_rows.get(),
+                                    images[i].plan->tap_weights.get(), s);
   ctx.report("vision.embeddings", x.get(), n, hidden);
 
+  // Every row's rotary angles: the plan's own for one image, else the plans' back to back.
+  const float* cos = images.front().plan->cos.get();
+  const float* sin = images.front().plan->sin.get();
+  device_buffer<float> packed_cos, packed_sin;
+  if (images.size() > 1) {
+    const size_t per_row = images.front().plan->cos.size() / size_t(patches.front());
+    packed_cos = device_buffer<float>(size_t(n) * per_row, s);
+    packed_sin = device_buffer<float>(size_t(n) * per_row, s);
+    for (size_t i = 0; i < images.size(); ++i) {
+      const size_t offset = size_t(runs.bounds[i]) * per_row, count = size_t(patches[i]) * per_row;
+      check_cuda(cudaMemcpyAsync(packed_cos.get() + offset, images[i].plan->cos.get(),
+                                 count * sizeof(float), cudaMemcpyDeviceToDevice, s),
+                 "cudaMemcpyAsync (rotary)");
+      check_cuda(cudaMemcpyAsync(packed_sin.get() + offset, images[i].plan->sin.get(),
+                                 count * sizeof(float), cudaMemcpyDeviceToDevice, s),
+                 "cudaMemcpyAsync (rotary)");
+    }
+    cos = packed_cos.get();
+    sin = packed_sin.get();
+  }
+
   for (size_t b = 0; b < weights.blocks.size(); ++b) {
-    run_block(ctx, config, weights.blocks[b], plan, n, x.get());
+    run_block(ctx, config, weights.blocks[b], cos, sin, runs, x.get());
     ctx.report("vision.blocks." + std::to_string(b), x.get(), n, hidden);
   }
 
-  // Merger: LayerNorm per patch, 4 consecutive rows as one vector, fc1, erf-GELU, fc2.
+  // Merger: LayerNorm per patch, 4 consecutive rows (of one image) as one vector, fc1,
+  // erf-GELU, fc2.
   device_buffer<bf16> normed(size_t(n * hidden), s);
   kernels::layer_norm_to_bf16(x.get(), n, hidden, weights.merger_norm.weight,
                               weights.merger_norm.bias, layer_norm_eps, normed.get(), s);
-  const int64_t tokens = image_feature_rows(config, plan.grid), inner = weights.merger_fc1.out;
+  int64_t tokens = 0;
+  for (const encoder_image& image : images) tokens += image_feature_rows(config, image.plan->grid);
+  const int64_t inner = weights.merger_fc1.out;
   device_buffer<bf16> activated(size_t(tokens * inner), s);
   ctx.linear_gelu(weights.merger_fc1, normed.get(), tokens, activated.get(), false);
   ctx.linear(weights.merger_fc2, activated.get(), tokens, features, config.out_hidden_size, false);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/forward_context.hpp"
@@ -44,6 +45,19 @@ void upload_image(const forward_context& ctx, const image_plan& plan, const prep
 // enqueued on ctx.stream, reading and writing device memory only.
 void enqueue_encoder(const forward_context& ctx, const vision_config& config,
                      const device_vision& weights, const image_plan& plan, const void* input,
+                     float* features);
+
+// One image of a packed encoder pass: its plan and its uploaded input.
+struct encoder_image {
+  const image_plan* plan = nullptr;
+  const void* input = nullptr;
+};
+
+// The features of 1 to 8 images, back to back in `features`, from one pass: every row-wise step
+// (GEMMs, norms, rotary) over all their patches at once, position embeddings and attention per
+// image. One image runs exactly as the overload above.
+void enqueue_encoder(const forward_context& ctx, const vision_config& config,
+                     const device_vision& weights, std::span<const encoder_image> images,
                      float* features);
 
 // Rows of the image features: patches / merge^2.
