@@ -76,29 +76,39 @@ struct silu_mul_op {
   }
 };
 
-// silu_mul_op over strided rows: blockIdx.y is the row.
+// The grid's y extent for `rows` rows: one block row each, at most the launch limit (the
+// kernels below then stride over the rest).
+constexpr int64_t max_grid_rows = 65535;
+unsigned grid_rows(int64_t rows) { return unsigned(rows < max_grid_rows ? rows : max_grid_rows); }
+
+// silu_mul_op over strided rows: blockIdx.y is the first row, then every gridDim.y-th.
 template <class T>
 __global__ void silu_mul_rows_kernel(const T* gate, const T* up, int64_t ld, bf16* out,
-                                     int64_t cols, bool vectorized) {
-  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const silu_mul_op<T> op{gate + row * ld, up + row * ld, out + row * cols};
-  if (!vectorized) {
-    if (i < cols) op.one(i);
-  } else if (4 * i < cols) {
-    op.four(4 * i);
+                                     int64_t rows, int64_t cols, bool vectorized) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const silu_mul_op<T> op{gate + row * ld, up + row * ld, out + row * cols};
+    if (!vectorized) {
+      if (i < cols) op.one(i);
+    } else if (4 * i < cols) {
+      op.four(4 * i);
+    }
   }
 }
 
-// gelu_op over rows (input rows `cols` apart, output rows ldo apart): blockIdx.y is the row.
+// gelu_op over rows (input rows `cols` apart, output rows ldo apart): blockIdx.y is the first
+// row, then every gridDim.y-th.
 template <bool erf_form>
-__global__ void gelu_rows_kernel(const float* in, int64_t cols, bf16* out, int64_t ldo,
-                                 bool vectorized) {
-  const int64_t row = blockIdx.y, i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const gelu_op<erf_form> op{in + row * cols, out + row * ldo};
-  if (!vectorized) {
-    if (i < cols) op.one(i);
-  } else if (4 * i < cols) {
-    op.four(4 * i);
+__global__ void gelu_rows_kernel(const float* in, int64_t rows, int64_t cols, bf16* out,
+                                 int64_t ldo, bool vectorized) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const gelu_op<erf_form> op{in + row * cols, out + row * ldo};
+    if (!vectorized) {
+      if (i < cols) op.one(i);
+    } else if (4 * i < cols) {
+      op.four(4 * i);
+    }
   }
 }
 
@@ -172,11 +182,11 @@ void gelu_rows_to_bf16(const float* in, int64_t rows, int64_t cols, bf16* out, i
                        gelu_kind kind, cudaStream_t stream) {
   if (rows * cols == 0) return;
   const bool vectorized = cols % 4 == 0 && ldo % 4 == 0 && aligned_for_four({in, out});
-  const dim3 grid(blocks_for(vectorized ? cols / 4 : cols, threads), unsigned(rows));
+  const dim3 grid(blocks_for(vectorized ? cols / 4 : cols, threads), grid_rows(rows));
   if (kind == gelu_kind::erf)
-    gelu_rows_kernel<true><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+    gelu_rows_kernel<true><<<grid, threads, 0, stream>>>(in, rows, cols, out, ldo, vectorized);
   else
-    gelu_rows_kernel<false><<<grid, threads, 0, stream>>>(in, cols, out, ldo, vectorized);
+    gelu_rows_kernel<false><<<grid, threads, 0, stream>>>(in, rows, cols, out, ldo, vectorized);
   check_launch("gelu_rows_to_bf16");
 }
 
@@ -188,8 +198,8 @@ void launch_silu_mul(const T* gate, const T* up, int64_t ld, bf16* out, int64_t 
   // every row at a multiple of four values from an aligned base.
   const bool vectorized = cols % 4 == 0 && ld % 4 == 0 && aligned_for_four({gate, up, out});
   const int64_t items = vectorized ? cols / 4 : cols;
-  silu_mul_rows_kernel<T><<<dim3(blocks_for(items, threads), unsigned(rows)), threads, 0, stream>>>(
-      gate, up, ld, out, cols, vectorized);
+  silu_mul_rows_kernel<T><<<dim3(blocks_for(items, threads), grid_rows(rows)), threads, 0,
+                            stream>>>(gate, up, ld, out, rows, cols, vectorized);
   check_launch("silu_mul_to_bf16");
 }
 

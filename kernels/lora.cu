@@ -82,20 +82,28 @@ template <int RANK>
 void launch_up(const float* parts, int64_t ldp, int64_t m, const float* b, int64_t out,
                float scale, lora_epilogue epilogue, float* y, int64_t ldy, bf16* out_bf16,
                cudaStream_t stream) {
-  const dim3 grid(blocks_for(out, up_threads), blocks_for(m, up_rows));
-  switch (epilogue) {
-    case lora_epilogue::add:
-      lora_up_kernel<RANK, lora_epilogue::add>
-          <<<grid, up_threads, 0, stream>>>(parts, ldp, m, b, out, scale, y, ldy, out_bf16);
-      break;
-    case lora_epilogue::gelu_tanh:
-      lora_up_kernel<RANK, lora_epilogue::gelu_tanh>
-          <<<grid, up_threads, 0, stream>>>(parts, ldp, m, b, out, scale, y, ldy, out_bf16);
-      break;
-    case lora_epilogue::gelu_erf:
-      lora_up_kernel<RANK, lora_epilogue::gelu_erf>
-          <<<grid, up_threads, 0, stream>>>(parts, ldp, m, b, out, scale, y, ldy, out_bf16);
-      break;
+  // Row blocks go on the grid's y axis (at most 65535): taller inputs in slices of that many.
+  constexpr int64_t slice = int64_t(65535) * up_rows;
+  for (int64_t first = 0; first < m; first += slice) {
+    const int64_t rows = m - first < slice ? m - first : slice;
+    const float* p = parts + first * ldp;
+    float* y_rows = y ? y + first * ldy : nullptr;
+    bf16* out_rows = out_bf16 ? out_bf16 + first * out : nullptr;
+    const dim3 grid(blocks_for(out, up_threads), blocks_for(rows, up_rows));
+    switch (epilogue) {
+      case lora_epilogue::add:
+        lora_up_kernel<RANK, lora_epilogue::add>
+            <<<grid, up_threads, 0, stream>>>(p, ldp, rows, b, out, scale, y_rows, ldy, out_rows);
+        break;
+      case lora_epilogue::gelu_tanh:
+        lora_up_kernel<RANK, lora_epilogue::gelu_tanh>
+            <<<grid, up_threads, 0, stream>>>(p, ldp, rows, b, out, scale, y_rows, ldy, out_rows);
+        break;
+      case lora_epilogue::gelu_erf:
+        lora_up_kernel<RANK, lora_epilogue::gelu_erf>
+            <<<grid, up_threads, 0, stream>>>(p, ldp, rows, b, out, scale, y_rows, ldy, out_rows);
+        break;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-// Several sequences stacked row-wise in one pass (the questions' suffixes of one request): run r
-// owns rows [bounds[r], bounds[r + 1]). Row-wise work (GEMMs, norms) ignores the runs; the
+// Several sequences stacked row-wise in one pass (the questions' suffixes of one request, the
+// prompts of a pack of requests, the images of a packed vision pass): run r owns rows
+// [bounds[r], bounds[r + 1]). Row-wise work (GEMMs, norms) ignores the runs; the
 // sequence-mixing kernels (causal conv, delta rule, attention) keep them apart. Passed to kernels
 // by value.
 #pragma once
@@ -10,7 +11,8 @@
 
 namespace cua_s1::kernels {
 
-inline constexpr int max_runs = 8;  // the most questions a request may carry
+// The most questions a request may carry, and the most runs (questions, images) one pass packs.
+inline constexpr int max_runs = 8;
 
 struct row_runs {
   int count = 0;

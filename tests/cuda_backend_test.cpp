@@ -2,8 +2,8 @@
 // forward over prompts of 1, 2, 63, 64, 65 and 129 tokens (the GDN and attention boundaries), the
 // questions' shared prefix, the kept prompt opening, whole requests from the smallest merged grid
 // to the largest grid the processor can produce with 26 options, CUDA graph replay against
-// the eager path, and a pass of several requests packed into one language pass. Skipped, with a message, where no CUDA device
-// is present.
+// the eager path, and a pass of several requests packed into one vision and one language pass.
+// Skipped, with a message, where no CUDA device is present.
 #define BOOST_TEST_MODULE cuda_backend
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -278,7 +278,7 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replay_is_bit_identical_to_eager,
 // alone. Each answer stays within 2e-2 (logits) of the request alone and (probabilities) of the
 // CPU backend, answers come back in the pass's order, the pass's stage seconds are set, and the
 // same pass twice gives the same bits.
-BOOST_AUTO_TEST_CASE(a_pass_packs_requests_and_answers_each_as_it_is_alone,
+BOOST_AUTO_TEST_CASE(a_packed_pass_answers_each_request_within_bounds_of_it_alone,
                      *utf::precondition(test::cuda_present)) {
   auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
   BOOST_REQUIRE(made);
@@ -350,5 +350,37 @@ BOOST_AUTO_TEST_CASE(a_pass_packs_requests_and_answers_each_as_it_is_alone,
         }
       }
     }
+  }
+}
+
+// A request a pack cannot take (here a token id outside the vocabulary, which only the language
+// upload finds) fails alone: the pack is run again request by request and its other requests are
+// answered as they are alone.
+BOOST_AUTO_TEST_CASE(a_failing_request_of_a_pack_fails_alone,
+                     *utf::precondition(test::cuda_present)) {
+  auto made = make_cuda_backend(test::parity::load_tiny_weights(), 0);
+  BOOST_REQUIRE(made);
+  const prepared_request first = image_request(2, 2, 70);
+  prepared_request second = image_request(4, 4, 70), broken = image_request(2, 4, 70);
+  for (prepared_request* r : {&second, &broken})
+    std::copy(first.questions[0].input_ids.begin(), first.questions[0].input_ids.begin() + 64,
+              r->questions[0].input_ids.begin());
+  broken.questions[0].input_ids[66] = 1 << 30;
+  const std::vector<const prepared_request*> batch = {&first, &broken, &second};
+  const std::vector<request_pack> one_pack = {{0, 1, 2}};
+  BOOST_TEST_REQUIRE(language_packs(batch, 64, kernels::delta_rule_chunk, kernels::max_runs,
+                                    16384) == one_pack);
+  const pass_result pass = (*made)->start(batch)->collect();
+  BOOST_REQUIRE_EQUAL(pass.requests.size(), 3u);
+  BOOST_TEST_REQUIRE(!pass.requests[1]);
+  BOOST_TEST(pass.requests[1].error().status == 500);
+  BOOST_TEST_MESSAGE("the broken request: " << pass.requests[1].error().detail);
+  BOOST_TEST((*made)->usable());
+  for (const size_t r : {size_t(0), size_t(2)}) {
+    BOOST_REQUIRE_MESSAGE(pass.requests[r], (pass.requests[r] ? "" : pass.requests[r].error().detail));
+    auto alone = (*made)->run(*batch[r]);
+    BOOST_REQUIRE(alone);
+    BOOST_TEST(pass.requests[r]->at(0).logits == alone->at(0).logits,
+               boost::test_tools::per_element());
   }
 }

@@ -103,7 +103,8 @@ class cuda_backend final : public backend {
         graphs_(plan_.graphs ? options.graph_cache : 0),
         vision_graphs_(std::min(plan_.graphs ? options.graph_cache : 0, max_vision_graphs)),
         merged_(options.merge_language_lora),
-        max_pass_rows_(options.max_pass_rows) {
+        max_pass_rows_(options.max_pass_rows),
+        max_pass_patches_(options.max_pass_patches) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -116,14 +117,6 @@ class cuda_backend final : public backend {
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     device_weights_ = std::make_unique<gpu::device_weights>(*weights_, merged_);
     gemm_ = std::make_unique<gpu::lt_gemm>();
-    if (plan_.batch_questions) {
-      // A pass at the full row budget must fit: run one now, so that the server fails at
-      // startup rather than under load, and the memory pool keeps what it needs.
-      gpu::forward_context ctx = context();
-      gpu::reserve_pass_workspace(ctx, weights_->config, device_weights_->language, graphs_,
-                                  int64_t(kernels::delta_rule_chunk), int64_t(max_pass_rows_));
-      staging_.reset();
-    }
     description_ = "cuda (" + std::string(properties.name) + ", sm_" +
                    std::to_string(properties.major) + std::to_string(properties.minor) + ", " +
                    std::to_string(device_weights_->bytes() >> 20) + " MiB of weights, language LoRA " +
@@ -139,6 +132,17 @@ class cuda_backend final : public backend {
       gemm_.reset();
       cudaStreamDestroy(stream_);
     }
+  }
+
+  // A pass at the full budgets must fit (the serving plan; the probing plan runs one prompt at a
+  // time): run one now, so that the server fails at startup rather than under load, and the
+  // memory pool keeps what it needs. Throws when it does not fit.
+  void check_pass_budgets() {
+    if (!plan_.batch_questions) return;
+    gpu::reserve_pass_workspace(context(), weights_->config, *device_weights_, graphs_,
+                                opening_rows(), int64_t(max_pass_rows_),
+                                int64_t(max_pass_patches_));
+    staging_.reset();
   }
 
   request_logits run(const prepared_request& request) override {
@@ -210,6 +214,16 @@ class cuda_backend final : public backend {
   pixel_values_on pixel_values_made() const override { return pixel_values_on::backend; }
 
  private:
+  // The prompt opening packs resume from: the kept one's length, or 0 (from the start).
+  int64_t opening_rows() const {
+    return plan_.keep_opening ? int64_t(kernels::delta_rule_chunk) : 0;
+  }
+
+  // Enqueues the copy of a unit's `letters` logits into pinned memory (returned; valid until the
+  // next pass starts) and records its `done` event.
+  const float* copy_logits_back(const gpu::device_buffer<float>& logits, size_t letters,
+                                const pack_events& events);
+
   gpu::forward_context context() {
     gpu::forward_context ctx;
     ctx.stream = stream_;
@@ -239,12 +253,12 @@ class cuda_backend final : public backend {
   gpu::host_staging staging_;
   bool broken_ = false;
   bool merged_;
-  size_t max_pass_rows_;
+  size_t max_pass_rows_, max_pass_patches_;
   std::string description_;
   stage_seconds last_;
 };
 
-// A pass enqueued on the stream; ready once its last request's `done` event has completed.
+// A pass enqueued on the stream; ready once its last pack's `done` event has completed.
 class cuda_pending_run final : public pending_run {
  public:
   cuda_pending_run(cuda_backend& owner, std::vector<enqueued_pack> packs, cudaEvent_t done)
@@ -277,7 +291,7 @@ std::unique_ptr<pending_run> cuda_backend::start(request_batch requests) {
   if (broken_)
     return std::make_unique<failed_run>(failure{500, "cuda backend is unusable"}, requests.size());
   // Packs only where the plan batches questions (not the stage probe's one-prompt passes).
-  const size_t opening = plan_.keep_opening ? size_t(kernels::delta_rule_chunk) : 0;
+  const size_t opening = size_t(opening_rows());
   std::vector<request_pack> packs;
   try {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
@@ -288,36 +302,43 @@ std::unique_ptr<pending_run> cuda_backend::start(request_batch requests) {
     } else {
       for (size_t i = 0; i < requests.size(); ++i) packs.push_back({i});
     }
-    while (events_.size() < packs.size()) events_.push_back(std::make_unique<pack_events>());
   } catch (const std::exception& error) {
     return std::make_unique<failed_run>(fail(error), requests.size());
   }
   const gpu::forward_context ctx = context();
   // Packs of several requests run their language layers as one pass; a pack of one runs as
   // the request would alone (its graphs, its shared prefix). All enqueued back to back on the
-  // stream, so that the pass needs one poll.
+  // stream, so that the pass needs one poll. A pack that fails without breaking the device
+  // (a request it cannot take, memory) is run again request by request, so that only the
+  // failing request fails.
   std::vector<enqueued_pack> enqueued;
   cudaEvent_t last_done = nullptr;
   for (size_t p = 0; p < packs.size(); ++p) {
     enqueued_pack pack;
     std::vector<const prepared_request*> members;
     for (const size_t i : packs[p]) members.push_back(requests[i]);
+    if (events_.size() <= enqueued.size()) events_.push_back(std::make_unique<pack_events>());
+    const pack_events& events = *events_[enqueued.size()];
     try {
       std::vector<const float*> logits;
       if (members.size() == 1)
-        logits.push_back(enqueue_request(ctx, *members.front(), *events_[p]));
+        logits.push_back(enqueue_request(ctx, *members.front(), events));
       else
-        logits = enqueue_pack(ctx, members, *events_[p]);
+        logits = enqueue_pack(ctx, members, events);
       for (size_t m = 0; m < members.size(); ++m)
         pack.requests.push_back({packs[p][m], members[m], logits[m], std::nullopt});
-      pack.events = events_[p].get();
-      last_done = events_[p]->done.get();
+      pack.events = &events;
+      last_done = events.done.get();
     } catch (const std::exception& error) {
       const failure why = fail(error);
       // A sticky error breaks the device for every request of the pass.
       if (broken_) return std::make_unique<failed_run>(why, requests.size());
-      for (size_t m = 0; m < members.size(); ++m)
-        pack.requests.push_back({packs[p][m], members[m], nullptr, why});
+      if (members.size() > 1) {
+        const request_pack failed = packs[p];  // push_back below may move packs[p]
+        for (const size_t i : failed) packs.push_back({i});
+        continue;
+      }
+      pack.requests.push_back({packs[p].front(), members.front(), nullptr, why});
     }
     enqueued.push_back(std::move(pack));
   }
@@ -382,12 +403,17 @@ const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
                     logits.get() + offset);
     for (const prepared_question* question : batch_questions) offset += question->letter_ids.size();
   }
+  // Device buffers are freed stream-ordered as they go out of scope: after the work above.
+  return copy_logits_back(logits, letters, events);
+}
+
+const float* cuda_backend::copy_logits_back(const gpu::device_buffer<float>& logits,
+                                            size_t letters, const pack_events& events) {
   float* host_logits = staging_.reserve<float>(letters);
   check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
                              cudaMemcpyDeviceToHost, stream_),
              "cudaMemcpyAsync (logits)");
   check_cuda(cudaEventRecord(events.done.get(), stream_), "cudaEventRecord");
-  // Device buffers are freed stream-ordered as they go out of scope: after the work above.
   return host_logits;
 }
 
@@ -403,8 +429,9 @@ std::vector<const float*> cuda_backend::enqueue_pack(
   const int64_t hidden = config.vision.out_hidden_size;
 
   check_cuda(cudaEventRecord(events.start.get(), stream_), "cudaEventRecord");
-  // The pack's own image plans (one per size; the graph cache's may be evicted while the pack
-  // uses them) and uploaded inputs.
+  // The pack's own image plans, one per size: the vision graph cache keeps at most 4, and an
+  // entry evicted while the pack is enqueued would free its tables (stream-ordered, but before
+  // the encoder enqueued after it reads them). And each image's uploaded input.
   std::vector<gpu::image_plan> plans;
   std::vector<gpu::device_buffer<uint8_t>> inputs;
   std::vector<gpu::encoder_image> images;
@@ -412,7 +439,8 @@ std::vector<const float*> cuda_backend::enqueue_pack(
   for (const prepared_request* request : requests) {
     size_t p = 0;
     while (p < plans.size() && !plans[p].fits(request->pixels)) ++p;
-    if (p == plans.size()) plans.push_back(gpu::make_image_plan(ctx, config.vision, request->pixels));
+    if (p == plans.size())
+      plans.push_back(gpu::make_image_plan(ctx, config.vision, request->pixels));
     plan_of.push_back(p);
   }
   gpu::run_images features{nullptr, {}, {}};
@@ -436,7 +464,7 @@ std::vector<const float*> cuda_backend::enqueue_pack(
   gpu::enqueue_encoder(ctx, config.vision, device_weights_->vision, images, feature_buffer.get());
   check_cuda(cudaEventRecord(events.vision_done.get(), stream_), "cudaEventRecord");
 
-  const int64_t opening = plan_.keep_opening ? int64_t(kernels::delta_rule_chunk) : 0;
+  const int64_t opening = opening_rows();
   gpu::segment part{opening, {}, opening > 0 ? gpu::gdn_slot::opening : gpu::gdn_slot::none,
                     gpu::gdn_slot::none, true};
   size_t letters = 0;
@@ -452,11 +480,7 @@ std::vector<const float*> cuda_backend::enqueue_pack(
   gpu::device_buffer<float> logits(letters, stream_);
   graphs_.enqueue_eagerly(ctx, config, device_weights_->language, questions, part, features,
                           logits.get());
-  float* host_logits = staging_.reserve<float>(letters);
-  check_cuda(cudaMemcpyAsync(host_logits, logits.get(), letters * sizeof(float),
-                             cudaMemcpyDeviceToHost, stream_),
-             "cudaMemcpyAsync (logits)");
-  check_cuda(cudaEventRecord(events.done.get(), stream_), "cudaEventRecord");
+  const float* host_logits = copy_logits_back(logits, letters, events);
 
   std::vector<const float*> answers;
   size_t offset = 0;
@@ -487,6 +511,7 @@ outcome<std::unique_ptr<backend>> make_cuda_backend(std::shared_ptr<const model_
                             std::to_string(cuda_device_count()) + " found)"};
   try {
     auto made = std::make_unique<cuda_backend>(std::move(weights), std::move(options));
+    made->check_pass_budgets();
     // Pictures decoded from now on land in pinned memory the backend uploads from directly.
     use_picture_memory(&gpu::pinned_pictures::instance());
     return std::unique_ptr<backend>(std::move(made));

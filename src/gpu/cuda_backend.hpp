@@ -25,10 +25,11 @@ struct cuda_backend_options {
   // Keep the K/V rows and GDN state of the prompts' common opening (the system text's first GDN
   // chunk) between requests instead of running it in each (prep/shared_prefix.hpp).
   bool reuse_prompt_opening = true;
-  // The most language rows one pass computes (the server's --max-batch-tokens): requests
-  // packed into one language pass stay within it, and a pass of that size is run at startup so
-  // that one that does not fit in GPU memory fails there.
+  // The pass budgets (the server's --max-batch-tokens and --max-batch-patches): requests packed
+  // into one pass stay within the rows (the executor keeps passes within both), and a pass at
+  // both is run when the backend is made, so that budgets the GPU memory cannot hold fail there.
   size_t max_pass_rows = 16384;
+  size_t max_pass_patches = 32768;
   // Intermediate activations (parity tests); with a probe the backend runs the probing plan
   // (gpu/execution_plan.hpp): no graphs, whole prompts one at a time.
   stage_probe probe;

@@ -52,8 +52,6 @@ struct segment {
   auto operator<=>(const segment&) const = default;
 };
 
-// Device inputs and outputs of the layer stack for one segment shape; reused (and captured
-// into a CUDA graph) while the segment stays the same.
 // The image feature rows on the device ([rows, hidden]) a segment's image pads take: run r's
 // pads take rows first_row[r] onwards, rows[r] of them; a single entry serves every run (the
 // questions on one screenshot), one entry per run packs several requests' images.
@@ -65,6 +63,8 @@ inline run_images one_image(const float* features, int64_t rows) {
   return {features, {0}, {rows}};
 }
 
+// Device inputs and outputs of the layer stack for one segment shape; reused (and captured
+// into a CUDA graph) while the segment stays the same.
 struct language_buffers {
   int64_t tokens = 0;
   size_t runs = 0;

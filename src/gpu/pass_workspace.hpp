@@ -1,6 +1,8 @@
-// The startup check that a language pass at the full row budget fits in GPU memory: one such pass
-// runs once (synthetic tokens, no image), so that a budget too large for the device fails when
-// the server starts, not under load; the stream-ordered memory pool then keeps what it needed.
+// The startup check that a pass at the full budgets fits in GPU memory: one synthetic pass (zero
+// pixels, token id 0) runs the vision encoder over `patches` patches in up to 8 images and,
+// with their features still held, a language pass of `rows` rows in 8 runs (the most a pack
+// has), so that budgets too large for the device fail when the server starts, not under load;
+// the stream-ordered memory pool then keeps what the pass needed.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +12,10 @@
 
 namespace cua_s1::gpu {
 
-// Runs a pass of `rows` language rows split into kernels::max_runs runs (the most a pack has),
-// after `opening` rows kept in the prompt cache, and waits for it. Throws std::runtime_error
-// naming the budget and the memory when it does not fit.
+// Runs that pass and waits for it; the prompt cache is grown to `opening` + `rows` rows first.
+// Throws std::runtime_error naming the budgets, the error and the free memory when it fails.
 void reserve_pass_workspace(const forward_context& ctx, const model_config& config,
-                            const device_language& weights, language_graphs& graphs,
-                            int64_t opening, int64_t rows);
+                            const device_weights& weights, language_graphs& graphs,
+                            int64_t opening, int64_t rows, int64_t patches);
 
 }  // namespace cua_s1::gpu

@@ -86,6 +86,7 @@ outcome<std::unique_ptr<backend>> make_backend(const server_options& options,
     cuda.merge_language_lora = options.merge_language_lora;
     cuda.reuse_prompt_opening = options.keep_prompt_opening;
     cuda.max_pass_rows = options.max_batch_tokens;
+    cuda.max_pass_patches = options.max_batch_patches;
     return make_cuda_backend(std::move(weights), std::move(cuda));
   }
   if (options.backend == "auto")
