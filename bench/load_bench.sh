@@ -5,6 +5,9 @@
 # Usage: bench/load_bench.sh SERVER MODEL_DIR OUT_DIR [CONCURRENCY ...] -- BODY.json ...
 #   MODEL_DIR holds base/, multimodal/ and weights.lock.json (tools/make_full_random_model.py).
 #   Each concurrency runs 30 requests a client (at least 60); reports go to OUT_DIR/c<N>.json.
+#   SERVER_ARGS (environment): more server options, e.g. "--max-batch-tokens 16384".
+#   PROFILE_WITH (environment): a command prefix the server runs under, e.g.
+#   "nsys profile -t cuda -o OUT_DIR/load" (stopped with SIGINT at the end, so that it writes).
 set -euo pipefail
 [ $# -ge 5 ] || { sed -n 2,7p "$0" >&2; exit 2; }
 server=$1 model=$2 out=$3
@@ -16,12 +19,15 @@ shift
 bodies=("$@")
 mkdir -p "$out"
 port=18611
-"$server" --model "$model/base" --adapter "$model/multimodal" --lock "$model/weights.lock.json" \
-  --backend cuda --port $port --max-queued-requests 256 2>"$out/server.log" &
+# shellcheck disable=SC2086  # both split into words on purpose
+${PROFILE_WITH:-} "$server" --model "$model/base" --adapter "$model/multimodal" \
+  --lock "$model/weights.lock.json" --backend cuda --port $port --max-queued-requests 256 \
+  ${SERVER_ARGS:-} 2>"$out/server.log" &
 server_pid=$!
 memory_pid=
 cleanup() {
-  kill "$server_pid" 2>/dev/null || true
+  kill -INT "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
   [ -z "$memory_pid" ] || kill "$memory_pid" 2>/dev/null || true
 }
 trap cleanup EXIT

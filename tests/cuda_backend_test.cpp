@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE cuda_backend
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "actors/response_assembler.hpp"
@@ -309,21 +310,26 @@ BOOST_AUTO_TEST_CASE(a_packed_pass_answers_each_request_within_bounds_of_it_alon
   BOOST_TEST_REQUIRE(shared_prefix_tokens(shared_image, kernels::delta_rule_chunk) > 64u);
   BOOST_TEST_REQUIRE(shared_prefix_tokens(apart, kernels::delta_rule_chunk) == 64u);
 
-  std::vector<std::vector<question_logits>> alone, cpu;
+  // The CPU backend takes pixel values only: the picture (resized on the GPU) is compared with
+  // itself alone.
+  std::vector<std::vector<question_logits>> alone;
+  std::vector<std::optional<std::vector<question_logits>>> cpu;
   for (const prepared_request& request : requests) {
     auto answers = (*made)->run(request);
     BOOST_REQUIRE_MESSAGE(answers, (answers ? "" : answers.error().detail));
     alone.push_back(*answers);
+    cpu.emplace_back();
+    if (request.pixels.pixel_values.empty()) continue;
     auto reference = cpu_backend->run(request);
     BOOST_REQUIRE_MESSAGE(reference, (reference ? "" : reference.error().detail));
-    cpu.push_back(*reference);
+    cpu.back() = *reference;
   }
   std::vector<const prepared_request*> batch;
   for (const prepared_request& request : requests) batch.push_back(&request);
   // The packs the backend forms (its opening and run limit, the default row budget).
   const std::vector<request_pack> expected_packs = {{0, 2, 3, 4}, {1}, {5}};
   BOOST_TEST_REQUIRE(language_packs(batch, 64, kernels::delta_rule_chunk, kernels::max_runs,
-                                    16384) == expected_packs);
+                                    8192) == expected_packs);
   std::vector<pass_result> rounds;
   for (int round = 0; round < 2; ++round) {
     rounds.push_back((*made)->start(batch)->collect());  // collect() waits for the pass
@@ -339,7 +345,8 @@ BOOST_AUTO_TEST_CASE(a_packed_pass_answers_each_request_within_bounds_of_it_alon
           const std::vector<float>& ours = pass.requests[r]->at(q).logits;
           const double vs_alone = max_abs_difference(ours, alone[r][q].logits);
           const double p_vs_cpu =
-              max_abs_difference(letter_softmax(ours), letter_softmax(cpu[r][q].logits));
+              cpu[r] ? max_abs_difference(letter_softmax(ours), letter_softmax((*cpu[r])[q].logits))
+                     : 0.0;
           BOOST_TEST_MESSAGE("round " << round << ", request " << r << ", question " << q
                              << ": max |logit pass - alone| " << vs_alone
                              << ", max |p pass - cpu| " << p_vs_cpu);
@@ -369,7 +376,7 @@ BOOST_AUTO_TEST_CASE(a_failing_request_of_a_pack_fails_alone,
   const std::vector<const prepared_request*> batch = {&first, &broken, &second};
   const std::vector<request_pack> one_pack = {{0, 1, 2}};
   BOOST_TEST_REQUIRE(language_packs(batch, 64, kernels::delta_rule_chunk, kernels::max_runs,
-                                    16384) == one_pack);
+                                    8192) == one_pack);
   const pass_result pass = (*made)->start(batch)->collect();
   BOOST_REQUIRE_EQUAL(pass.requests.size(), 3u);
   BOOST_TEST_REQUIRE(!pass.requests[1]);
