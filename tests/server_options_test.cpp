@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(the_pass_budgets_are_options_with_the_issue_defaults) {
   auto defaults = parse({});
   BOOST_REQUIRE(defaults.ok());
   BOOST_TEST(defaults->max_batch_requests == 8u);
-  BOOST_TEST(defaults->max_batch_tokens == 16384u);
+  BOOST_TEST(defaults->max_batch_tokens == 8192u);
   BOOST_TEST(defaults->max_batch_patches == 32768u);
   BOOST_TEST(defaults->batch_wait_us == 0u);
   auto set = parse({"--max-batch-requests", "1", "--max-batch-tokens=4096", "--batch-wait-us", "500"},

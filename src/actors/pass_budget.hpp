@@ -10,7 +10,7 @@ namespace cua_s1 {
 
 struct pass_budget {
   size_t max_requests = 8;
-  size_t max_rows = 16384;     // language rows (language_rows, prep/shared_prefix.hpp)
+  size_t max_rows = 8192;      // language rows (language_rows, prep/shared_prefix.hpp)
   size_t max_patches = 32768;  // vision patches: eight 1280x720 screenshots
 };
 

@@ -28,7 +28,7 @@ struct cuda_backend_options {
   // The pass budgets (the server's --max-batch-tokens and --max-batch-patches): requests packed
   // into one pass stay within the rows (the executor keeps passes within both), and a pass at
   // both is run when the backend is made, so that budgets the GPU memory cannot hold fail there.
-  size_t max_pass_rows = 16384;
+  size_t max_pass_rows = 8192;
   size_t max_pass_patches = 32768;
   // Intermediate activations (parity tests); with a probe the backend runs the probing plan
   // (gpu/execution_plan.hpp): no graphs, whole prompts one at a time.

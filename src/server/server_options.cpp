@@ -80,7 +80,7 @@ std::string server_usage() {
          "  --max-batch-requests N  requests the model runs in one pass; more wait for the\n"
          "                          next pass (8)                [CUA_S1_MAX_BATCH_REQUESTS]\n"
          "  --max-batch-tokens N    language rows of one pass: each request's shared prefix\n"
-         "                          once plus each question's suffix (16384)\n"
+         "                          once plus each question's suffix (8192)\n"
          "                                                       [CUA_S1_MAX_BATCH_TOKENS]\n"
          "  --max-batch-patches N   vision patches of one pass (32768: eight 1280x720\n"
          "                          screenshots)                  [CUA_S1_MAX_BATCH_PATCHES]\n"

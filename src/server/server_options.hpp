@@ -36,7 +36,7 @@ struct server_options {
   // One model pass (actors/pass_budget.hpp): at most this many requests, language rows and
   // vision patches, except a request over a budget on its own, which runs alone.
   size_t max_batch_requests = 8;      // --max-batch-requests
-  size_t max_batch_tokens = 16384;    // --max-batch-tokens
+  size_t max_batch_tokens = 8192;     // --max-batch-tokens
   size_t max_batch_patches = 32768;   // --max-batch-patches
   unsigned batch_wait_us = 0;  // --batch-wait-us: a pass not full waits this long for more
   size_t max_connections = 1024;      // --max-connections: more are answered 503 and closed
