@@ -18,6 +18,7 @@
 #include <atomic>
 #include <optional>
 
+#include "api/decision_answer.hpp"
 #include "api/decision_request.hpp"
 #include "common/json_log.hpp"
 #include "http/active_request.hpp"
@@ -48,6 +49,16 @@ asio::awaitable<void> write_response(Stream& stream, http_response& response,
                                       asio::redirect_error(asio::use_awaitable, ec));
   else
     co_await http::async_write(stream, serializer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// The answer when routing itself failed: 500 {"detail": ...}, and the connection closes.
+http_response internal_error_response() {
+  http_response response{http::status::internal_server_error, 11};
+  response.set(http::field::content_type, "application/json");
+  response.body() = serialize_error({500, "internal error"});
+  response.keep_alive(false);
+  response.prepare_payload();
+  return response;
 }
 
 // The interim answer to Expect: 100-continue: the headers passed, the client may send its body.
@@ -177,18 +188,25 @@ asio::awaitable<void> run_session(Stream stream, [[maybe_unused]] shared_capacit
     cancel_flag client_gone;
     if (plan->awaits_decision())
       client_gone = watch.emplace(stream, buffer, request.version() >= 11).flag();
-    http_response response =
-        co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
+    // route() answers every failure itself; should it throw all the same (out of memory), the
+    // client gets a 500 and the disconnect watch is stopped below before the stream goes.
+    std::optional<http_response> routed;
+    try {
+      routed = co_await route(std::move(*plan), std::move(request), engine, settings, client_gone);
+    } catch (const std::exception& error) {
+      log_event(log_level::error, "route_failed", {{"detail", std::string_view(error.what())}});
+    }
+    http_response response = routed ? std::move(*routed) : internal_error_response();
     body_held.reset();
     if (watch) {
       co_await watch->stop();
       if (watch->stream_broken()) break;
     }
-    response.keep_alive(keep_alive);
+    response.keep_alive(keep_alive && routed.has_value());
     tcp_layer.expires_after(options.read_timeout);
     co_await write_response(stream, response, to_head, ec);
     counted.reset();
-    if (ec || !keep_alive || engine.draining()) break;
+    if (ec || !response.keep_alive() || engine.draining()) break;
   }
   co_await lingering_close(stream);
 }
