@@ -1,8 +1,8 @@
 // Limits that keep the real server process serving under floods, on raw loopback sockets: the
 // soft descriptor limit raised at start-up; accept backing off (with a bounded number of log
-// lines) when descriptors run out; --max-connections (503 and close beyond it);
-// --max-body-bytes-in-flight (503 before the body is read beyond it); and a request still being
-// uploaded when SIGTERM comes is read and answered.
+// lines) when descriptors run out; --max-connections (503 and close beyond it, at most 64 such
+// answers in flight); --max-body-bytes-in-flight (503 before the body is read beyond it); and a
+// request still being uploaded when SIGTERM comes is read and answered.
 #define BOOST_TEST_MODULE server_limits
 #include <boost/test/unit_test.hpp>
 
@@ -254,6 +254,43 @@ BOOST_AUTO_TEST_CASE(connections_beyond_max_connections_get_503_and_are_closed) 
   const size_t refusal_lines = log_lines_with_event(server, "connection_refused");
   BOOST_TEST(refusal_lines >= 1u, server.log());
   BOOST_TEST(refusal_lines < 24u);
+}
+
+// Refusals in flight are bounded: with the one connection held and 72 idle clients beyond the
+// limit (each refusal waits up to 5 s for its client to close), the first 64 are answered 503
+// and the rest closed unanswered; once those clients leave, a refusal is answered again.
+BOOST_AUTO_TEST_CASE(refusals_beyond_the_limit_in_flight_close_unanswered) {
+  server_process server({"--threads", "1", "--max-connections", "1"});
+  BOOST_TEST_REQUIRE(server.wait_ready(), server.log());
+  std::unique_ptr<raw_client> held;
+  for (int attempt = 0; !held && attempt < 200; ++attempt) {
+    auto client = std::make_unique<raw_client>(server.port());
+    if (client->send(get_request("/health")) && client->read_reply().status == 200)
+      held = std::move(client);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_TEST_REQUIRE(held != nullptr, server.log());
+  std::vector<std::unique_ptr<raw_client>> beyond;
+  for (int i = 0; i < 72; ++i) beyond.push_back(std::make_unique<raw_client>(server.port()));
+  size_t answered = 0, unanswered = 0;
+  for (auto& client : beyond) {
+    const int status = client->read_reply().status;
+    BOOST_TEST((status == 503 || status == 0), status);
+    (status == 503 ? answered : unanswered) += 1;
+  }
+  BOOST_TEST(answered == 64u);
+  BOOST_TEST(unanswered == 8u);
+  beyond.clear();
+  bool refused_again = false;  // the refusals end as their clients close
+  for (int attempt = 0; !refused_again && attempt < 200; ++attempt) {
+    raw_client late(server.port());
+    refused_again = late.read_reply().status == 503;
+    if (!refused_again) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_TEST(refused_again, server.log());
+  BOOST_TEST_REQUIRE(held->send(get_request("/health")));
+  BOOST_TEST(held->read_reply().status == 200);
 }
 
 // Three uploads of 3 MiB against a budget of 8 MiB: whichever comes third is answered 503 as

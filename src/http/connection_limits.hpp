@@ -1,6 +1,7 @@
 // The connections the server holds at once (--max-connections) and what the listener does when
-// it cannot take another one: a connection beyond the limit is answered 503 and closed; an
-// accept that fails for lack of descriptors or memory is retried after a pause, not at once.
+// it cannot take another one: a connection beyond the limit is answered 503 and closed (at most
+// max_refusals_in_flight at once; more are closed unanswered); an accept that fails for lack of
+// descriptors or memory is retried after a pause, not at once.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -17,6 +18,9 @@ namespace cua_s1 {
 // Open connections (HTTP and WebSocket alike), each held (one unit of a shared_capacity) from
 // its accept until it is closed.
 using connection_counter = shared_capacity;
+
+// Connections beyond the limit being answered at once; one more is closed unanswered.
+inline constexpr size_t max_refusals_in_flight = 64;
 
 // The answer to a connection beyond the limit: 503 {"detail": ...} with Retry-After: 1 and
 // Connection: close.

@@ -222,9 +222,10 @@ asio::awaitable<void> write_refusal(Stream& stream) {
 }
 
 // A connection beyond --max-connections: answered 503 at once (over TLS once its handshake is
-// done), then closed.
+// done), then closed; `slot` (one of max_refusals_in_flight) is held meanwhile.
 asio::awaitable<void> refuse_connection(tcp::socket socket,
-                                        std::shared_ptr<asio::ssl::context> tls) {
+                                        std::shared_ptr<asio::ssl::context> tls,
+                                        [[maybe_unused]] shared_capacity::hold slot) {
   constexpr auto refusal_time = std::chrono::seconds(5);
   if (!tls) {
     plain_stream stream(std::move(socket));
@@ -275,6 +276,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
                                   connection_counter connections, shared_capacity bodies) {
   log_throttle accept_errors, refusals;
   auto handshake_failures = std::make_shared<log_throttle>();
+  shared_capacity refusing(max_refusals_in_flight);
   while (acceptor->is_open()) {
     beast::error_code ec;
     tcp::socket socket = co_await acceptor->async_accept(
@@ -288,7 +290,11 @@ asio::awaitable<void> accept_loop(std::shared_ptr<tcp::acceptor> acceptor, decis
     auto held = connections.try_take(1);
     if (!held) {
       log_connection_refused(connections, refusals);
-      asio::co_spawn(executor, refuse_connection(std::move(socket), options.tls), asio::detached);
+      // Refusals hold descriptors (and over TLS cost a handshake) for up to seconds: beyond
+      // max_refusals_in_flight a connection is closed at once, unanswered.
+      if (auto slot = refusing.try_take(1))
+        asio::co_spawn(executor, refuse_connection(std::move(socket), options.tls, std::move(*slot)),
+                       asio::detached);
       continue;
     }
     if (options.tls)
