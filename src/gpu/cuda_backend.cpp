@@ -43,6 +43,13 @@ constexpr size_t max_batch_rows = max_prompt_tokens;
 // Image sizes whose vision graphs are kept (agents mostly send one screen size).
 constexpr size_t max_vision_graphs = 4;
 
+// The letter logits a request's answers read: its questions' options, question after question.
+size_t letter_count(const prepared_request& request) {
+  size_t letters = 0;
+  for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
+  return letters;
+}
+
 // Prompt cache rows the request's language passes use: the rows before the suffixes, then the
 // largest batch of suffixes.
 int64_t rows_needed(const prepared_request& request, const std::vector<question_batch>& batches,
@@ -359,8 +366,7 @@ const float* cuda_backend::enqueue_request(const gpu::forward_context& ctx,
       gpu::one_image(features, gpu::image_feature_rows(config.vision, request.pixels.grid));
   check_cuda(cudaEventRecord(events.vision_done.get(), stream_), "cudaEventRecord");
 
-  size_t letters = 0;
-  for (const prepared_question& question : request.questions) letters += question.letter_ids.size();
+  const size_t letters = letter_count(request);
   gpu::device_buffer<float> logits(letters, stream_);
   // Every prompt opens with the same system text: the cache keeps its first GDN chunk's K/V
   // rows and GDN state between requests. Questions on the same screenshot share the prompt up
@@ -486,8 +492,7 @@ std::vector<const float*> cuda_backend::enqueue_pack(
   size_t offset = 0;
   for (const prepared_request* request : requests) {
     answers.push_back(host_logits + offset);
-    for (const prepared_question& question : request->questions)
-      offset += question.letter_ids.size();
+    offset += letter_count(*request);
   }
   return answers;
 }
