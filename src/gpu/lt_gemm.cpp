@@ -1,6 +1,7 @@
 // cuBLASLt plans: the row-major product C = A op(B) is run as the column-major C^T = op(B)^T A^T.
 #include "gpu/lt_gemm.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -34,10 +35,12 @@ void set_layout_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stri
 struct lt_gemm::plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool bias_epilogue = false;  // the algorithm adds the bias (set per call: the pointer)
   bool runnable = true;        // false: a GELU epilogue no algorithm takes
   ~plan() {
+    if (preference) cublasLtMatmulPreferenceDestroy(preference);
     if (out) cublasLtMatrixLayoutDestroy(out);
     if (second) cublasLtMatrixLayoutDestroy(second);
     if (first) cublasLtMatrixLayoutDestroy(first);
@@ -96,14 +99,10 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   set_layout_batch(p->second, call.batch, call.stride_a);
   set_layout_batch(p->out, call.batch, call.stride_c);
 
-  cublasLtMatmulPreference_t preference = nullptr;
-  check_cublas(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
-  struct preference_guard {
-    cublasLtMatmulPreference_t p;
-    ~preference_guard() { cublasLtMatmulPreferenceDestroy(p); }
-  } guard{preference};
+  check_cublas(cublasLtMatmulPreferenceCreate(&p->preference), "cublasLtMatmulPreferenceCreate");
   auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attribute, auto value, const char* what) {
-    check_cublas(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value), what);
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(p->preference, attribute, &value, sizeof value),
+                 what);
   };
   prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(workspace_bytes_), "workspace preference");
   // The first operand is B, the second A (column-major view); C and D are the same buffer.
@@ -112,11 +111,7 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, uint32_t(align_c), "alignment preference (C)");
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(align_c), "alignment preference (D)");
   auto heuristic = [&](cublasLtMatmulHeuristicResult_t& result) {
-    int found_count = 0;
-    check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->first, p->second, p->out,
-                                                p->out, preference, 1, &result, &found_count),
-                 "cublasLtMatmulAlgoGetHeuristic");
-    return found_count > 0;
+    return heuristic_results(*p, &result, 1) > 0;
   };
   cublasLtMatmulHeuristicResult_t result{};
   bool have_algorithm = false;
@@ -157,7 +152,26 @@ const lt_gemm::plan& lt_gemm::plan_for(const gemm_call& call) {
   return *plans_.emplace(id, std::move(p)).first->second;
 }
 
-bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
+int lt_gemm::heuristic_results(const plan& p, cublasLtMatmulHeuristicResult_t* results, int max) {
+  int found_count = 0;
+  check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.first, p.second, p.out, p.out,
+                                              p.preference, max, results, &found_count),
+               "cublasLtMatmulAlgoGetHeuristic");
+  return found_count;
+}
+
+std::vector<cublasLtMatmulAlgo_t> lt_gemm::algorithms(const gemm_call& call, int max) {
+  const plan& p = plan_for(call);
+  std::vector<cublasLtMatmulHeuristicResult_t> results(size_t(std::max(max, 1)));
+  const int found = p.runnable ? heuristic_results(p, results.data(), int(results.size())) : 0;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  for (int i = 0; i < found; ++i) algos.push_back(results[size_t(i)].algo);
+  return algos;
+}
+
+bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) { return run(call, nullptr, stream); }
+
+bool lt_gemm::run(const gemm_call& call, const cublasLtMatmulAlgo_t* algo, cudaStream_t stream) {
   if (call.m == 0 || call.n == 0) return true;
   const bool gelu = call.gelu_out != nullptr;
   if (gelu && (call.beta != 0.0f || call.bias))
@@ -176,7 +190,7 @@ bool lt_gemm::run(const gemm_call& call, cudaStream_t stream) {
                    : call.bf16_out ? static_cast<void*>(call.bf16_out) : call.c;
   // C^T[n, m] = op(B)^T[n, k] A^T[k, m] in column-major terms.
   check_cublas(cublasLtMatmul(handle_, p.desc, &call.alpha, call.b, p.first, call.a, p.second,
-                              &call.beta, out, p.out, out, p.out, &p.algo, workspace_,
+                              &call.beta, out, p.out, out, p.out, algo ? algo : &p.algo, workspace_,
                               workspace_bytes_, stream),
                "cublasLtMatmul");
   return gelu || p.bias_epilogue || !call.bias;

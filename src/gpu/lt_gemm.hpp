@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 namespace cua_s1::gpu {
 
@@ -70,11 +71,18 @@ class lt_gemm {
 
   size_t plans() const { return plans_.size(); }
 
+  // The heuristic's first `max` algorithms for the call's shape and epilogue, best first (run()
+  // uses the first), and a run with one of them instead: what bench/gemm_bench.cpp compares.
+  std::vector<cublasLtMatmulAlgo_t> algorithms(const gemm_call& call, int max);
+  [[nodiscard]] bool run(const gemm_call& call, const cublasLtMatmulAlgo_t* algo,
+                         cudaStream_t stream);
+
  private:
   struct plan;
   using key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int32_t,
                          int64_t, int64_t, int64_t, int, int, int, bool, bool, bool, bool, bool>;
   const plan& plan_for(const gemm_call& call);
+  int heuristic_results(const plan& p, cublasLtMatmulHeuristicResult_t* results, int max);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
