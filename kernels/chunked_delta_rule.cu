@@ -20,8 +20,12 @@ void gated_delta_rule(const delta_rule_args& arguments, cudaStream_t stream) {
   if (args.runs.count == 0) args.runs = single_run(args.tokens);
   if (args.runs.count > max_runs || args.runs.rows() != args.tokens)
     throw std::invalid_argument("gated_delta_rule: runs do not cover the tokens");
-  if (args.state_out && args.runs.count != 1)
-    throw std::invalid_argument("gated_delta_rule: only a single run can keep its state");
+  if (args.state_out && args.runs.count != 1 && args.state_stride == 0)
+    throw std::invalid_argument("gated_delta_rule: several runs keep their states only apart "
+                                "(state_stride)");
+  if (args.state_stride != 0 &&
+      (args.state_stride < args.value_heads * args.value_dim * args.key_dim || args.state_stride % 2))
+    throw std::invalid_argument("gated_delta_rule: state_stride must hold a whole state, even");
   if (args.tokens == 0) return;
   if (args.key_heads == 0 || args.value_heads % args.key_heads != 0)
     throw std::invalid_argument("gated_delta_rule: value heads must be a multiple of key heads");

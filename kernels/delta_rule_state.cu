@@ -91,7 +91,8 @@ __global__ void __launch_bounds__(threads)
   const int64_t first_chunk = first_chunk_of(a.runs, run);
   const int64_t run_first = run_bound(a.runs, run), run_end = run_bound(a.runs, run + 1);
   const int64_t run_chunks = (run_end - run_first + chunk - 1) / chunk;
-  const int64_t state_row = int64_t(h) * head_dim + column0 + column;  // rows of S^T in state_in
+  const int64_t state_row = int64_t(h) * head_dim + column0 + column;  // rows of S^T in a state
+  const int64_t state_at = int64_t(run) * a.state_stride;  // this run's state (0: the shared one)
   const uint32_t* head_records = records + (int64_t(h) * chunks + first_chunk) * record_words;
   float* my_partials = partial_s + warp * 2 * row_tiles * tile_floats;  // [v, o][row tile]
   float* group_vnew = vnew_s + group * row_tiles * tile_floats;
@@ -107,8 +108,9 @@ __global__ void __launch_bounds__(threads)
     float2 upper = make_float2(0.f, 0.f), lower = upper;
     const int key = key0 + 8 * n + 2 * t;
     if (a.state_in) {
-      upper = *reinterpret_cast<const float2*>(a.state_in + state_row * head_dim + key);
-      lower = *reinterpret_cast<const float2*>(a.state_in + (state_row + 8) * head_dim + key);
+      upper = *reinterpret_cast<const float2*>(a.state_in + state_at + state_row * head_dim + key);
+      lower =
+          *reinterpret_cast<const float2*>(a.state_in + state_at + (state_row + 8) * head_dim + key);
     }
     s[n][0] = upper.x, s[n][1] = upper.y, s[n][2] = lower.x, s[n][3] = lower.y;
   }
@@ -204,9 +206,9 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
     for (int n = 0; n < warp_keys / 8; ++n) {
       const int key = key0 + 8 * n + 2 * t;
-      *reinterpret_cast<float2*>(a.state_out + state_row * head_dim + key) =
+      *reinterpret_cast<float2*>(a.state_out + state_at + state_row * head_dim + key) =
           make_float2(s[n][0], s[n][1]);
-      *reinterpret_cast<float2*>(a.state_out + (state_row + 8) * head_dim + key) =
+      *reinterpret_cast<float2*>(a.state_out + state_at + (state_row + 8) * head_dim + key) =
           make_float2(s[n][2], s[n][3]);
     }
   }

@@ -49,8 +49,10 @@ void deltanet_gates(const float* b, const float* a, int64_t ld, const float* a_l
 // value_dim; value head h reads key head h / (value_heads / key_heads). out [tokens, value_heads *
 // value_dim]. The state starts from `state_in` (null: zero) and, where `state_out` is set, is
 // stored there at the end (both [value_heads * value_dim, key_dim]: the key rows of each value
-// column; they may be the same buffer). Every run starts from `state_in`; `state_out` needs a
-// single run. key_dim = value_dim = 128.
+// column; they may be the same buffer). With state_stride 0 every run starts from `state_in` and
+// `state_out` needs a single run; with state_stride > 0 (floats, at least one state) run r starts
+// from state_in + r * state_stride and ends in state_out + r * state_stride: the packed pass of
+// several requests, each resuming its own prefix. key_dim = value_dim = 128.
 inline constexpr int64_t delta_rule_chunk = 64;
 
 struct delta_rule_args {
@@ -62,6 +64,7 @@ struct delta_rule_args {
   float* out = nullptr;
   const float* state_in = nullptr;
   float* state_out = nullptr;
+  int64_t state_stride = 0;  // floats from one run's state to the next; 0: one state for all
   float* scratch = nullptr;  // delta_rule_scratch_floats() floats, stream-ordered
   row_runs runs;             // count 0: one run of `tokens`; else runs.rows() == tokens
 };
