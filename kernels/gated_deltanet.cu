@@ -19,18 +19,26 @@ __device__ __forceinline__ float conv_input(const float* u, int64_t ld, const fl
   return history ? history[(kernel - 1 + source) * channels + ch] : 0.0f;
 }
 
+// Run `run`'s history: its own at `stride` floats a run, the shared one (stride 0), or none.
+__device__ __forceinline__ const float* history_of(const float* history, int64_t stride, int run) {
+  return history ? history + run * stride : nullptr;
+}
+
 // Any kernel width: grid (tokens, channel blocks), no 64-bit division per value.
 __global__ void conv_kernel(const float* u, int64_t ld, row_runs runs, int64_t channels,
-                            const float* w, int64_t kernel, const float* history, float* c) {
+                            const float* w, int64_t kernel, const float* history,
+                            int64_t history_stride, float* c) {
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x, t = blockIdx.x;
   if (ch >= channels) return;
-  const int64_t first = run_bound(runs, run_of(runs, t));  // the first row of t's run
+  const int run = run_of(runs, t);
+  const int64_t first = run_bound(runs, run);  // the first row of t's run
   const float* run_u = u + first * ld;
+  const float* run_history = history_of(history, history_stride, run);
   const int64_t local = t - first;
   float sum = 0;
   for (int64_t j = 0; j < kernel; ++j)
     sum += w[ch * kernel + j] *
-           conv_input(run_u, ld, history, local - (kernel - 1) + j, channels, kernel, ch);
+           conv_input(run_u, ld, run_history, local - (kernel - 1) + j, channels, kernel, ch);
   c[t * channels + ch] = silu_f(sum);
 }
 
@@ -42,7 +50,8 @@ constexpr int conv_strip = 16;
 template <int K>
 __global__ void __launch_bounds__(threads)
     conv_strip_kernel(const float* u, int64_t ld, row_runs runs, int64_t rows, int64_t channels,
-                      const float* w, const float* history, float* c, conv_qk_norm norm) {
+                      const float* w, const float* history, int64_t history_stride, float* c,
+                      conv_qk_norm norm) {
   __shared__ float squares_s[threads / 32][conv_strip];
   const int64_t ch = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   const bool normalise = int64_t(blockIdx.y) * blockDim.x < 2 * norm.q_width;  // block-uniform
@@ -56,7 +65,8 @@ __global__ void __launch_bounds__(threads)
   float window[K - 1];  // inputs of rows t - (K - 1) .. t - 1
 #pragma unroll
   for (int j = 0; j < K - 1; ++j)
-    window[j] = conv_input(u + first * ld, ld, history, t0 - first - (K - 1) + j, channels, K, ch);
+    window[j] = conv_input(u + first * ld, ld, history_of(history, history_stride, run),
+                           t0 - first - (K - 1) + j, channels, K, ch);
   float inputs[conv_strip];  // all loads issued before the first use: one memory round trip
 #pragma unroll
   for (int i = 0; i < conv_strip; ++i) inputs[i] = t0 + i < rows ? u[(t0 + i) * ld + ch] : 0.0f;
@@ -69,9 +79,10 @@ __global__ void __launch_bounds__(threads)
     if (t == end) {  // the next run starts from the history again
       first = end;
       end = run_bound(runs, ++run + 1);
+      const float* run_history = history_of(history, history_stride, run);
 #pragma unroll
       for (int j = 0; j < K - 1; ++j)
-        window[j] = history ? history[int64_t(j) * channels + ch] : 0.0f;
+        window[j] = run_history ? run_history[int64_t(j) * channels + ch] : 0.0f;
     }
     const float x = inputs[i];
     float sum = 0;
@@ -105,12 +116,18 @@ __global__ void __launch_bounds__(threads)
     if (t0 + i < rows) c[(t0 + i) * channels + ch] = out[i];
 }
 
-__global__ void conv_history_kernel(const float* u, int64_t ld, int64_t tokens, int64_t channels,
-                                    int64_t kernel, const float* history, float* tail) {
+// Grid (values of a tail, runs).
+__global__ void conv_history_kernel(const float* u, int64_t ld, row_runs runs, int64_t channels,
+                                    int64_t kernel, const float* history, int64_t history_stride,
+                                    float* tail, int64_t tail_stride) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int run = int(blockIdx.y);
   if (i >= (kernel - 1) * channels) return;
   const int64_t r = i / channels, ch = i % channels;
-  tail[i] = conv_input(u, ld, history, tokens - (kernel - 1) + r, channels, kernel, ch);
+  const int64_t first = run_bound(runs, run), tokens = run_bound(runs, run + 1) - first;
+  tail[run * tail_stride + i] = conv_input(u + first * ld, ld,
+                                           history_of(history, history_stride, run),
+                                           tokens - (kernel - 1) + r, channels, kernel, ch);
 }
 
 // One warp per (token, head).
@@ -140,7 +157,7 @@ __global__ void gates_kernel(const float* b, const float* a, int64_t ld, const f
 
 void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
                       const float* w, int64_t kernel, const float* history, float* c,
-                      cudaStream_t stream, const conv_qk_norm* norm) {
+                      cudaStream_t stream, const conv_qk_norm* norm, int64_t history_stride) {
   if (ld < channels) throw std::invalid_argument("causal_conv_silu: rows narrower than channels");
   if (runs.count <= 0 || runs.count > max_runs)
     throw std::invalid_argument("causal_conv_silu: 1 to 8 runs");
@@ -153,11 +170,11 @@ void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t 
     throw std::invalid_argument("causal_conv_silu: q/k heads do not fit the channels");
   if (kernel == 4)
     conv_strip_kernel<4><<<dim3(blocks_for(runs.rows(), conv_strip), blocks_for(channels, threads)),
-                           threads, 0, stream>>>(u, ld, runs, runs.rows(), channels, w, history, c,
-                                                 fused ? *norm : conv_qk_norm{});
+                           threads, 0, stream>>>(u, ld, runs, runs.rows(), channels, w, history,
+                                                 history_stride, c, fused ? *norm : conv_qk_norm{});
   else
     conv_kernel<<<dim3(unsigned(runs.rows()), blocks_for(channels, threads)), threads, 0,
-                  stream>>>(u, ld, runs, channels, w, kernel, history, c);
+                  stream>>>(u, ld, runs, channels, w, kernel, history, history_stride, c);
   check_launch("causal_conv_silu");
   if (norm && !fused) {
     const int64_t heads = norm->q_width / norm->head_dim;
@@ -167,11 +184,17 @@ void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t 
   }
 }
 
-void conv_history_after(const float* u, int64_t ld, int64_t tokens, int64_t channels,
-                        int64_t kernel, const float* history, float* tail, cudaStream_t stream) {
+void conv_history_after(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
+                        int64_t kernel, const float* history, int64_t history_stride, float* tail,
+                        int64_t tail_stride, cudaStream_t stream) {
+  if (runs.count <= 0 || runs.count > max_runs)
+    throw std::invalid_argument("conv_history_after: 1 to 8 runs");
+  if (runs.count > 1 && tail_stride < (kernel - 1) * channels)
+    throw std::invalid_argument("conv_history_after: the runs' tails overlap");
   if ((kernel - 1) * channels <= 0) return;
-  conv_history_kernel<<<blocks_for((kernel - 1) * channels, threads), threads, 0, stream>>>(
-      u, ld, tokens, channels, kernel, history, tail);
+  conv_history_kernel<<<dim3(blocks_for((kernel - 1) * channels, threads), unsigned(runs.count)),
+                        threads, 0, stream>>>(u, ld, runs, channels, kernel, history,
+                                              history_stride, tail, tail_stride);
   check_launch("conv_history_after");
 }
 

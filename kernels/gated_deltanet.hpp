@@ -13,8 +13,8 @@ namespace cua_s1::kernels {
 // c[t, ch] = SiLU(sum_j w[ch, j] * u[t - (kernel - 1) + j, ch]) within each run of `runs`; u's
 // rows are ld >= channels apart, c's channels.
 // Rows before a run's start come from `history` [kernel - 1, channels] (the inputs of the kernel
-// - 1 positions before it, oldest first; the same for every run), or are 0 where history is null
-// (the start of the prompt).
+// - 1 positions before it, oldest first): run r's at history + r * history_stride (stride 0: the
+// same for every run), or 0 where history is null (the start of the prompt).
 // With `norm`, the output's first 2 q_width channels (the q heads, then the k heads, head_dim
 // each) are then L2-normalised per token and head as l2_normalise_heads does (q also times
 // q_scale): inside the conv for width 4 (its blocks hold whole heads), else by that kernel.
@@ -24,12 +24,15 @@ struct conv_qk_norm {
 };
 void causal_conv_silu(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
                       const float* w, int64_t kernel, const float* history, float* c,
-                      cudaStream_t stream, const conv_qk_norm* norm = nullptr);
+                      cudaStream_t stream, const conv_qk_norm* norm = nullptr,
+                      int64_t history_stride = 0);
 
-// The history the next segment needs: the last kernel - 1 input rows, reaching back into
-// `history` (or zeros) when the segment is shorter. `tail` must not alias `history`.
-void conv_history_after(const float* u, int64_t ld, int64_t tokens, int64_t channels,
-                        int64_t kernel, const float* history, float* tail, cudaStream_t stream);
+// The history each run's next segment needs: run r's last kernel - 1 input rows, reaching back
+// into its history (as causal_conv_silu reads it) or zeros when the run is shorter, into
+// tail + r * tail_stride. `tail` must not alias `history`.
+void conv_history_after(const float* u, int64_t ld, const row_runs& runs, int64_t channels,
+                        int64_t kernel, const float* history, int64_t history_stride, float* tail,
+                        int64_t tail_stride, cudaStream_t stream);
 
 // In place, per token t and head h: x <- x * rsqrt(sum x^2 + 1e-6) * scale for the `dim` values
 // at x[t * ld + h * dim].

@@ -709,6 +709,50 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
                  boost::test_tools::per_element());
     }
   }
+  // Each run from a conv history of its own (history stride), as packed requests resume their
+  // own prefixes: equal to each run alone from its history, and each run's tail for the next
+  // segment (its last kernel - 1 inputs, reaching back into its history) equal to the run's alone.
+  const int64_t history_floats = (kernel - 1) * channels;
+  const std::vector<float> histories = random_values(size_t(runs.count * history_floats), -1, 1);
+  auto dhistories = to_device(histories);
+  gpu::device_buffer<float> conv_own(size_t(rows * channels), stream);
+  kernels::causal_conv_silu(du.get(), ld, runs, channels, w4.get(), kernel, dhistories.get(),
+                            conv_own.get(), stream, nullptr, history_floats);
+  gpu::device_buffer<float> tails(size_t(runs.count * history_floats), stream);
+  kernels::conv_history_after(du.get(), ld, runs, channels, kernel, dhistories.get(),
+                              history_floats, tails.get(), history_floats, stream);
+  const std::vector<float> conv_own_rows = download(conv_own.get(), size_t(rows * channels), stream);
+  const std::vector<float> tails_together =
+      download(tails.get(), size_t(runs.count * history_floats), stream);
+  for (int r = 0; r < runs.count; ++r) {
+    const int64_t first = runs.bounds[r], length = runs.length(r);
+    BOOST_TEST_CONTEXT("run " << r << " (" << length << " rows) with its own conv history") {
+      const kernels::row_runs one = kernels::single_run(length);
+      const float* own_history = dhistories.get() + r * history_floats;
+      gpu::device_buffer<float> alone(size_t(length * channels), stream);
+      kernels::causal_conv_silu(du.get() + first * ld, ld, one, channels, w4.get(), kernel,
+                                own_history, alone.get(), stream);
+      BOOST_TEST(rows_of(conv_own_rows, channels, first, length) ==
+                     download(alone.get(), size_t(length * channels), stream),
+                 boost::test_tools::per_element());
+      gpu::device_buffer<float> tail(size_t(history_floats), stream);
+      kernels::conv_history_after(du.get() + first * ld, ld, one, channels, kernel, own_history, 0,
+                                  tail.get(), 0, stream);
+      const std::vector<float> own_tail = rows_of(tails_together, history_floats, r, 1);
+      BOOST_TEST(own_tail == download(tail.get(), size_t(history_floats), stream),
+                 boost::test_tools::per_element());
+      std::vector<float> expected_tail;
+      for (int64_t j = 0; j < kernel - 1; ++j)
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          const int64_t source = length - (kernel - 1) + j;  // negative: from the run's history
+          expected_tail.push_back(
+              source >= 0 ? u[size_t((first + source) * ld + ch)]
+                          : histories[size_t(r * history_floats + (kernel - 1 + source) * channels + ch)]);
+        }
+      BOOST_TEST(own_tail == expected_tail, boost::test_tools::per_element());
+    }
+  }
+
   // Several runs cannot keep one state.
   kernels::delta_rule_args keeping;
   keeping.tokens = rows;

@@ -118,8 +118,8 @@ void run_deltanet(const forward_context& ctx, const text_config& config,
                             c.get(), s, &norm);
   if (state.history_out) {
     if (runs.count != 1) throw std::logic_error("only a single run keeps the GDN state");
-    kernels::conv_history_after(u, width, tokens, channels, kernel, state.history_in,
-                                state.history_out, s);
+    kernels::conv_history_after(u, width, runs, channels, kernel, state.history_in, 0,
+                                state.history_out, 0, s);
   }
   device_buffer<float> beta(size_t(tokens * value_heads), s), g(size_t(tokens * value_heads), s);
   kernels::deltanet_gates(b, a, width, layer.a_log, layer.dt_bias, tokens, value_heads,
