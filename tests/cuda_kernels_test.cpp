@@ -666,8 +666,12 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
                            state = random_values(size_t(v_width * dim), -0.3f, 0.3f);
   auto dqkv = to_device(qkv), dbeta = to_device(beta), ddecay = to_device(decay),
        dstate = to_device(state);
-  auto rule_over = [&](const float* qkv_rows, const float* beta_rows, const float* decay_rows,
-                       const kernels::row_runs& over) {
+  // The rule over `over` from state_in (run r's at r * stride; stride 0: the same for all): the
+  // output, and with `keep` each run's outgoing state (at the same stride, or one state).
+  const int64_t state_floats = v_width * dim;
+  auto rule_with_states = [&](const float* qkv_rows, const float* beta_rows,
+                              const float* decay_rows, const kernels::row_runs& over,
+                              const float* state_in, int64_t stride, bool keep) {
     kernels::delta_rule_args rule;
     rule.qkv = qkv_rows;
     rule.ld = channels;
@@ -680,15 +684,25 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
     rule.value_heads = value_heads;
     rule.key_dim = dim;
     rule.value_dim = dim;
-    rule.state_in = dstate.get();
+    rule.state_in = state_in;
+    rule.state_stride = stride;
     rule.runs = over;
     gpu::device_buffer<float> out(size_t(over.rows() * v_width), stream);
+    gpu::device_buffer<float> state_out(keep ? size_t(over.count * state_floats) : 0, stream);
     gpu::device_buffer<float> scratch(kernels::delta_rule_scratch_floats(over, value_heads, dim, dim),
                                       stream);
     rule.out = out.get();
+    rule.state_out = keep ? state_out.get() : nullptr;
     rule.scratch = scratch.get();
     kernels::gated_delta_rule(rule, stream);
-    return download(out.get(), size_t(over.rows() * v_width), stream);
+    return std::make_pair(
+        download(out.get(), size_t(over.rows() * v_width), stream),
+        keep ? download(state_out.get(), size_t(over.count * state_floats), stream)
+             : std::vector<float>{});
+  };
+  auto rule_over = [&](const float* qkv_rows, const float* beta_rows, const float* decay_rows,
+                       const kernels::row_runs& over) {
+    return rule_with_states(qkv_rows, beta_rows, decay_rows, over, dstate.get(), 0, false).first;
   };
   const std::vector<float> rule_together = rule_over(dqkv.get(), dbeta.get(), ddecay.get(), runs);
 
@@ -762,47 +776,17 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
 
   // Each run from a state of its own and into one (state_stride: the packed pass of requests
   // resuming their own prefixes): outputs and outgoing states equal each run alone, bit for bit.
-  const int64_t state_floats = v_width * dim;
   const std::vector<float> states = random_values(size_t(runs.count * state_floats), -0.3f, 0.3f);
   auto dstates = to_device(states);
-  auto rule_with_states = [&](const float* qkv_rows, const float* beta_rows,
-                              const float* decay_rows, const kernels::row_runs& over,
-                              const float* state_in, int64_t stride) {
-    kernels::delta_rule_args rule;
-    rule.qkv = qkv_rows;
-    rule.ld = channels;
-    rule.k_offset = key_heads * dim;
-    rule.v_offset = 2 * key_heads * dim;
-    rule.beta = beta_rows;
-    rule.log_decay = decay_rows;
-    rule.tokens = over.rows();
-    rule.key_heads = key_heads;
-    rule.value_heads = value_heads;
-    rule.key_dim = dim;
-    rule.value_dim = dim;
-    rule.state_in = state_in;
-    rule.state_stride = stride;
-    rule.runs = over;
-    gpu::device_buffer<float> out(size_t(over.rows() * v_width), stream);
-    gpu::device_buffer<float> state_out(size_t(over.count * state_floats), stream);
-    gpu::device_buffer<float> scratch(kernels::delta_rule_scratch_floats(over, value_heads, dim, dim),
-                                      stream);
-    rule.out = out.get();
-    rule.state_out = state_out.get();
-    rule.scratch = scratch.get();
-    kernels::gated_delta_rule(rule, stream);
-    return std::make_pair(download(out.get(), size_t(over.rows() * v_width), stream),
-                          download(state_out.get(), size_t(over.count * state_floats), stream));
-  };
   const auto [outs_together, states_together] =
-      rule_with_states(dqkv.get(), dbeta.get(), ddecay.get(), runs, dstates.get(), state_floats);
+      rule_with_states(dqkv.get(), dbeta.get(), ddecay.get(), runs, dstates.get(), state_floats, true);
   for (int r = 0; r < runs.count; ++r) {
     const int64_t first = runs.bounds[r], length = runs.length(r);
     BOOST_TEST_CONTEXT("run " << r << " with its own state") {
       const auto [out_alone, state_alone] = rule_with_states(
           dqkv.get() + first * channels, dbeta.get() + first * value_heads,
           ddecay.get() + first * value_heads, kernels::single_run(length),
-          dstates.get() + r * state_floats, 0);
+          dstates.get() + r * state_floats, 0, true);
       BOOST_TEST(rows_of(outs_together, v_width, first, length) == out_alone,
                  boost::test_tools::per_element());
       BOOST_TEST(rows_of(states_together, state_floats, r, 1) == state_alone,
