@@ -794,16 +794,9 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
     }
   }
   // A stride that does not hold a whole state is refused.
-  kernels::delta_rule_args overlapping;
-  overlapping.tokens = rows;
-  overlapping.runs = runs;
-  overlapping.key_heads = key_heads;
-  overlapping.value_heads = value_heads;
-  overlapping.key_dim = dim;
-  overlapping.value_dim = dim;
-  overlapping.state_in = dstates.get();
-  overlapping.state_stride = state_floats - 2;
-  BOOST_CHECK_THROW(kernels::gated_delta_rule(overlapping, stream), std::invalid_argument);
+  BOOST_CHECK_THROW(rule_with_states(dqkv.get(), dbeta.get(), ddecay.get(), runs, dstates.get(),
+                                     state_floats - 2, true),
+                    std::invalid_argument);
 }
 #endif
 
