@@ -768,11 +768,9 @@ BOOST_AUTO_TEST_CASE(deltanet_runs_equal_each_run_alone,
   }
 
   // Several runs cannot keep one state.
-  kernels::delta_rule_args keeping;
-  keeping.tokens = rows;
-  keeping.runs = runs;
-  keeping.state_out = dstate.get();
-  BOOST_CHECK_THROW(kernels::gated_delta_rule(keeping, stream), std::invalid_argument);
+  BOOST_CHECK_THROW(rule_with_states(dqkv.get(), dbeta.get(), ddecay.get(), runs, dstate.get(), 0,
+                                     true),
+                    std::invalid_argument);
 
   // Each run from a state of its own and into one (state_stride: the packed pass of requests
   // resuming their own prefixes): outputs and outgoing states equal each run alone, bit for bit.
